@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Developer front end. Kbuild does the real work; see Kbuild.
+#
+#   make                 build rdma_rxe.ko here
+#   make KDIR=<tree>     build against another kernel tree
+#   make debug           build with -DDEBUG: in-module self-tests run at load
+#   make check           W=1, sparse, checkpatch --strict, kernel-doc, symbol prefix
+#   make setup           install everything the build and the tests need (apt)
+#   make test            run the guest test suite (selftests/run.sh)
+#   make demo            the main job: build, boot a guest, add rxe0, move traffic
+#   make install         install into /lib/modules/<kver>/updates and keep the
+#                        in-tree rdma_rxe from loading
+
+KDIR ?= $(shell $(CURDIR)/scripts/find-kdir.sh)
+KVER ?= $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+RXE_VERSION ?= $(shell git -C $(CURDIR) describe --always --dirty 2>/dev/null || echo unknown)
+LINUX_SRC ?= $(firstword $(wildcard /work/ref/linux-source-6.1) $(wildcard /usr/src/linux-source-6.1))
+
+KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) RXE_VERSION=$(RXE_VERSION)
+
+SRCS = $(wildcard *.c) $(wildcard include/*.h)
+
+.PHONY: all debug check sparse w1 style kdoc symbols setup test demo install clean
+
+all:
+	$(KBUILD) modules
+
+debug:
+	$(KBUILD) RXE_DEBUG=y modules
+
+w1:
+	$(KBUILD) clean >/dev/null
+	$(KBUILD) W=1 KCFLAGS=-Werror modules
+
+sparse:
+	$(KBUILD) clean >/dev/null
+	$(KBUILD) C=2 CHECKFLAGS="-Wno-decl" modules 2>&1 | tee .sparse.log
+	@! grep -E "warning|error" .sparse.log
+
+style:
+	@scripts/checkpatch.sh $(LINUX_SRC) $(SRCS)
+
+kdoc:
+	@$(KDIR)/scripts/kernel-doc -v -none $(SRCS) 2>&1 | tee .kdoc.log
+	@! grep -E "warning|error" .kdoc.log
+
+symbols: all
+	@bad=$$(nm rdma_rxe.ko | awk '$$2 == "T" && $$3 !~ /^rxe_/ && $$3 !~ /^(init|cleanup)_module$$/'); \
+	if [ -n "$$bad" ]; then echo "global symbols without the rxe_ prefix:"; echo "$$bad"; exit 1; fi
+
+check: w1 sparse style kdoc symbols
+	@echo "check: all gates passed"
+
+setup:
+	selftests/setup.sh
+
+test:
+	selftests/run.sh
+
+demo:
+	selftests/demo.sh
+
+install: all
+	install -D -m 0644 rdma_rxe.ko /lib/modules/$(KVER)/updates/rdma_rxe.ko
+	install -D -m 0644 scripts/rdma_rxe-depmod.conf /etc/depmod.d/rdma_rxe.conf
+	depmod -a $(KVER)
+
+clean:
+	$(KBUILD) clean
+	rm -f .sparse.log .kdoc.log

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The completer: acknowledgements and responses to send completions,
+ * the retry and RNR timers, and the flush of the send queue.
+ */
+#ifndef RXE_COMP_H
+#define RXE_COMP_H
+
+#include "rxe_verbs.h"
+
+/* IBA 9.7.5.2.8: an RNR retry count of 7 never runs out. */
+#define RXE_RNR_RETRY_INFINITE	7
+
+/* Bits of struct rxe_comp.events. */
+#define RXE_COMP_EV_ACK_TIMEOUT	0
+#define RXE_COMP_EV_RNR_DONE	1
+
+/* rxe_comp.c APIs: */
+void rxe_comp_init(struct rxe_qp *qp);
+void rxe_comp_reset(struct rxe_qp *qp);
+void rxe_comp_start(struct rxe_qp *qp);
+void rxe_comp_stop_timers(struct rxe_qp *qp);
+void rxe_comp_arm_timer(struct rxe_qp *qp);
+bool rxe_comp_run(struct rxe_qp *qp);
+u64 rxe_comp_rnr_timeout_ns(u8 code);
+u64 rxe_comp_ack_timeout_ns(u8 timeout);
+bool rxe_comp_selftest(void);
+
+#endif /* RXE_COMP_H */

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-device protocol and drop counters, read through
+ * `rdma statistic show link DEV/1`.
+ */
+#ifndef RXE_COUNTERS_H
+#define RXE_COUNTERS_H
+
+#include <linux/percpu.h>
+#include <rdma/ib_verbs.h>
+
+#include "rxe_dev.h"
+
+/**
+ * enum rxe_counter - what the counters count
+ * @RXE_CNT_SENT_PKTS: packets handed to the network or looped back
+ * @RXE_CNT_RCVD_PKTS: packets that passed the header checks
+ * @RXE_CNT_DUP_REQ: duplicate request packets (a lost ACK, a retry)
+ * @RXE_CNT_OUT_OF_SEQ_REQ: request packets ahead of the expected PSN
+ * @RXE_CNT_RCV_RNR_ERR: RNR NAKs received
+ * @RXE_CNT_SND_RNR_ERR: RNR NAKs sent
+ * @RXE_CNT_RCV_SEQ_ERR: NAK-PSN-sequence-errors received
+ * @RXE_CNT_SND_SEQ_ERR: NAK-PSN-sequence-errors sent
+ * @RXE_CNT_COMPLETER_RETRY_ERR: retransmissions after a sequence NAK
+ *	or a response ahead of the expected PSN
+ * @RXE_CNT_RETRY_TIMEOUT: retransmissions after the ACK timeout
+ * @RXE_CNT_RETRY_EXCEEDED_ERR: QPs failed with the retry count spent
+ * @RXE_CNT_RNR_RETRY_EXCEEDED_ERR: QPs failed with the RNR retry count spent
+ * @RXE_CNT_SEND_ERR: packets the network layer refused
+ * @RXE_CNT_LINK_DOWNED: port transitions from ACTIVE to DOWN
+ * @RXE_CNT_RDMA_SENDS: messages sent (SEND, WRITE, READ request, atomic)
+ * @RXE_CNT_RDMA_RECVS: messages completed by the responder
+ * @RXE_CNT_ACK_COALESCED: ACKs not sent because a later one covers them
+ * @RXE_CNT_RCVD_CNP: congestion notification packets received (and ignored)
+ * @RXE_CNT_DROP_ICRC: packets dropped for a wrong ICRC
+ * @RXE_CNT_DROP_MALFORMED: packets dropped for a truncated or inconsistent
+ *	header (length, pad, version, reserved fields)
+ * @RXE_CNT_DROP_OPCODE: packets dropped for an unknown opcode, or one the
+ *	QP's transport does not carry
+ * @RXE_CNT_DROP_QPN: packets dropped for naming no QP
+ * @RXE_CNT_DROP_PKEY: packets dropped for a P_Key mismatch
+ * @RXE_CNT_DROP_QKEY: packets dropped for a Q_Key mismatch
+ * @RXE_CNT_DROP_QP_STATE: packets dropped because the QP does not take
+ *	packets in its state
+ * @RXE_CNT_DROP_NOMEM: packets not sent or dropped for want of memory
+ * @RXE_CNT_DROP_NO_WQE: UD and UC messages dropped for want of a receive WQE
+ * @RXE_CNT_NUM: number of counters
+ */
+enum rxe_counter {
+	RXE_CNT_SENT_PKTS,
+	RXE_CNT_RCVD_PKTS,
+	RXE_CNT_DUP_REQ,
+	RXE_CNT_OUT_OF_SEQ_REQ,
+	RXE_CNT_RCV_RNR_ERR,
+	RXE_CNT_SND_RNR_ERR,
+	RXE_CNT_RCV_SEQ_ERR,
+	RXE_CNT_SND_SEQ_ERR,
+	RXE_CNT_COMPLETER_RETRY_ERR,
+	RXE_CNT_RETRY_TIMEOUT,
+	RXE_CNT_RETRY_EXCEEDED_ERR,
+	RXE_CNT_RNR_RETRY_EXCEEDED_ERR,
+	RXE_CNT_SEND_ERR,
+	RXE_CNT_LINK_DOWNED,
+	RXE_CNT_RDMA_SENDS,
+	RXE_CNT_RDMA_RECVS,
+	RXE_CNT_ACK_COALESCED,
+	RXE_CNT_RCVD_CNP,
+	RXE_CNT_DROP_ICRC,
+	RXE_CNT_DROP_MALFORMED,
+	RXE_CNT_DROP_OPCODE,
+	RXE_CNT_DROP_QPN,
+	RXE_CNT_DROP_PKEY,
+	RXE_CNT_DROP_QKEY,
+	RXE_CNT_DROP_QP_STATE,
+	RXE_CNT_DROP_NOMEM,
+	RXE_CNT_DROP_NO_WQE,
+	RXE_CNT_NUM,
+};
+
+/**
+ * struct rxe_counters - one CPU's counters
+ * @cnt: indexed by enum rxe_counter
+ */
+struct rxe_counters {
+	u64 cnt[RXE_CNT_NUM];
+};
+
+/* rxe_counters.c APIs: */
+int rxe_counters_init(struct rxe_dev *rxe);
+void rxe_counters_cleanup(struct rxe_dev *rxe);
+u64 rxe_counter_read(const struct rxe_dev *rxe, enum rxe_counter index);
+struct rdma_hw_stats *rxe_counters_alloc_port_stats(struct ib_device *ibdev,
+						    u32 port_num);
+int rxe_counters_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index);
+
+/**
+ * rxe_counter_inc() - count one event
+ * @rxe: the device
+ * @index: the counter
+ *
+ * Context: any.
+ */
+static inline void rxe_counter_inc(struct rxe_dev *rxe, enum rxe_counter index)
+{
+	this_cpu_inc(rxe->counters->cnt[index]);
+}
+
+#endif /* RXE_COUNTERS_H */

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The soft-RoCE device: one per netdev, created by
+ * `rdma link add NAME type rxe netdev DEV`, with its limits.
+ */
+#ifndef RXE_DEV_H
+#define RXE_DEV_H
+
+#include <linux/netdevice.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#include "rxe_pool.h"
+
+/* Limits the device advertises, and enforces. */
+enum rxe_dev_param {
+	RXE_MAX_UCONTEXT	= 0x10000,
+	RXE_MAX_PD		= 0x10000,
+	RXE_MAX_AH		= 0x8000,
+	RXE_MAX_CQ		= 0x10000,
+	RXE_MAX_CQE		= 0x7fff,
+	RXE_MAX_QP		= 0x10000,
+	RXE_MAX_QP_WR		= 0x4000,
+	RXE_MAX_SGE		= 32,
+	RXE_MAX_INLINE_DATA	= RXE_MAX_SGE * 16,
+	RXE_MAX_SRQ		= 0x10000,
+	RXE_MAX_SRQ_WR		= 0x4000,
+	RXE_MAX_SRQ_SGE		= RXE_MAX_SGE,
+	RXE_MAX_MR		= 0x40000,
+	RXE_MAX_MW		= 0x10000,
+	RXE_MAX_QP_RD_ATOM	= 128,
+	RXE_MAX_FAST_REG_PAGES	= 512,
+	RXE_LOCAL_CA_ACK_DELAY	= 15,
+	RXE_MAX_PKEYS		= 1,
+	RXE_GID_TABLE_LEN	= 128,
+	/* IBA: the vendor ID of a vendor without an OUI. */
+	RXE_VENDOR_ID		= 0xffffff,
+};
+
+/* QPNs 0 and 1 are the SMI and GSI QPs; ordinary QPs start above. */
+#define RXE_QPN_MIN		16
+#define RXE_QPN_MAX		0xffffff
+
+/* The single P_Key of a RoCE port: the default, full membership. */
+#define RXE_DEFAULT_PKEY	0xffff
+
+/* Largest message: IBA caps a message at 2^31 bytes. */
+#define RXE_MAX_MSG_SIZE	0x80000000U
+
+struct rxe_counters;
+
+/**
+ * struct rxe_dev - a soft-RoCE device
+ * @ib_dev: ib_core's device
+ * @ndev: the netdev it is bound to, with a tracked reference
+ * @ndev_tracker: tracks that reference
+ * @attr: the device attributes, fixed at creation
+ * @active_mtu: RoCE MTU that fits the netdev MTU (IB_MTU_256..4096)
+ * @port_active: the port state last announced with an event
+ * @limit: count and cap of each object kind
+ * @qp_xa: QPN to struct rxe_qp; readers use RCU, writers the xa_lock
+ * @key_xa: MR/MW key index (key >> 8) to struct rxe_mr or struct rxe_mw;
+ *	readers use RCU, writers the xa_lock
+ * @ah_xa: ah_num to struct rxe_ah; readers copy the AH under the xa_lock
+ *	(interrupts disabled), because ib_core frees an AH as soon as
+ *	its destroy verb returns, from any context
+ * @srq_xa: srq_num to struct rxe_srq; used to allocate the numbers
+ * @counters: per-CPU protocol and drop counters
+ * @node: entry in the module's list of devices, under rxe_dev_lock and RCU
+ */
+struct rxe_dev {
+	struct ib_device ib_dev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct ib_device_attr attr;
+	enum ib_mtu active_mtu;
+	bool port_active;
+	struct rxe_limit limit[RXE_OBJ_NTYPES];
+	struct xarray qp_xa;
+	struct xarray key_xa;
+	struct xarray ah_xa;
+	struct xarray srq_xa;
+	struct rxe_counters __percpu *counters;
+	struct list_head node;
+};
+
+static inline struct rxe_dev *to_rxe_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct rxe_dev, ib_dev);
+}
+
+/* rxe_dev.c APIs: */
+int rxe_dev_module_init(void);
+void rxe_dev_module_exit(void);
+struct rxe_dev *rxe_dev_from_netdev_rcu(const struct net_device *ndev);
+enum ib_port_state rxe_dev_port_state(const struct rxe_dev *rxe);
+int rxe_dev_mtu_bytes(const struct rxe_dev *rxe);
+void rxe_dev_dealloc(struct ib_device *ibdev);
+
+#endif /* RXE_DEV_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The responder: request packets to receive completions, and the ACKs,
+ * NAKs, READ responses and atomic ACKs that answer them.
+ */
+#ifndef RXE_RESP_H
+#define RXE_RESP_H
+
+#include "rxe_verbs.h"
+
+/* Packets one coalesced ACK may cover before it must go out. */
+#define RXE_MAX_ACK_COALESCE	16
+
+/* rxe_resp.c APIs: */
+int rxe_resp_init(struct rxe_qp *qp);
+void rxe_resp_cleanup(struct rxe_qp *qp);
+void rxe_resp_reset(struct rxe_qp *qp);
+void rxe_resp_start(struct rxe_qp *qp);
+bool rxe_resp_run(struct rxe_qp *qp);
+
+#endif /* RXE_RESP_H */

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The driver's objects, each wrapping its ib_core counterpart, with the
+ * rules of the locks they carry.
+ *
+ * Lock order, outermost first (also in docs/locking.rst):
+ *   qp->state_lock -> qp->sq.lock -> srq->lock -> cq->lock -> task->lock
+ */
+#ifndef RXE_VERBS_H
+#define RXE_VERBS_H
+
+#include <linux/skbuff.h>
+#include <linux/in6.h>
+#include <linux/hrtimer.h>
+#include <net/dst_cache.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "rxe_pool.h"
+#include "rxe_queue.h"
+#include "rxe_task.h"
+#include "rxe_dev.h"
+
+/**
+ * struct rxe_ucontext - a user context
+ * @ibuc: ib_core's context
+ */
+struct rxe_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/**
+ * struct rxe_pd - a protection domain
+ * @ibpd: ib_core's PD
+ */
+struct rxe_pd {
+	struct ib_pd ibpd;
+};
+
+/**
+ * struct rxe_path - where packets of an address vector go
+ * @saddr: source IP address, IPv4 as v4-mapped IPv6 (the source GID)
+ * @daddr: destination IP address, likewise (the destination GID)
+ * @flow_label: IPv6 flow label, and the seed of the UDP source port
+ * @ifindex: the netdev of the source GID: the device's own, or a VLAN
+ *	device on top of it
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
+ * @sgid_index: index of the source GID in the port's table
+ * @hop_limit: IP TTL or hop limit
+ * @traffic_class: IP DSCP and ECN bits
+ * @dmac: destination MAC that ib_core resolved, reported back by query;
+ *	the data path resolves neighbours itself through the route
+ *
+ * A plain value: work requests copy it, so it holds no references.
+ */
+struct rxe_path {
+	struct in6_addr saddr;
+	struct in6_addr daddr;
+	u32 flow_label;
+	int ifindex;
+	u8 network_type;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 dmac[ETH_ALEN];
+};
+
+/**
+ * struct rxe_ah - an address handle
+ * @ibah: ib_core's AH
+ * @path: the destination
+ * @ah_num: the handle's number in the device's AH table; user UD work
+ *	requests name their AH by it
+ */
+struct rxe_ah {
+	struct ib_ah ibah;
+	struct rxe_path path;
+	u32 ah_num;
+};
+
+/**
+ * struct rxe_cq - a completion queue
+ * @ibcq: ib_core's CQ
+ * @lock: protects @queue (its kernel index, and for kernel CQs the poll
+ *	side), @notify and @overflow
+ * @queue: ring of struct rxe_cqe slots
+ * @notify: the armed request, IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, or 0
+ * @overflow: a completion found the queue full; the CQ is in error
+ * @is_user: userspace owns the consumer side
+ */
+struct rxe_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock; /* queue, notify, overflow */
+	struct rxe_queue queue;
+	u8 notify;
+	bool overflow;
+	bool is_user;
+};
+
+/**
+ * union rxe_cqe - one completion queue slot
+ * @ibwc: the completion of a kernel CQ
+ * @uibwc: the completion of a user CQ, as the provider reads it
+ */
+union rxe_cqe {
+	struct ib_wc ibwc;
+	struct ib_uverbs_wc uibwc;
+};
+
+/**
+ * struct rxe_rwqe - a receive work request, in kernel memory
+ * @wr_id: the consumer's cookie
+ * @num_sge: entries used in @sge
+ * @length: sum of the SGE lengths
+ * @sge: the scatter list
+ *
+ * Receive rings hold struct rxe_recv_wqe, written by the consumer. The
+ * responder copies one into a struct rxe_rwqe, checks it, and only then
+ * uses it.
+ */
+struct rxe_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	u32 length;
+	struct ib_sge sge[];
+};
+
+/**
+ * struct rxe_srq - a shared receive queue
+ * @ibsrq: ib_core's SRQ; ib_core keeps it alive while a QP uses it
+ * @lock: protects @queue (both sides for a kernel SRQ), @limit, @max_wr
+ * @queue: ring of struct rxe_recv_wqe slots
+ * @max_wr: the capacity the consumer asked for
+ * @max_sge: SGEs per receive work request
+ * @limit: the limit event fires when fewer WQEs remain; 0 when unarmed
+ * @srq_num: the number reported to userspace
+ * @is_user: userspace owns the producer side
+ */
+struct rxe_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock; /* queue, limit, max_wr */
+	struct rxe_queue queue;
+	u32 max_wr;
+	u32 max_sge;
+	u32 limit;
+	u32 srq_num;
+	bool is_user;
+};
+
+/**
+ * enum rxe_mr_state - whether an MR or MW key may be used
+ * @RXE_MR_INVALID: a fast-registration MR before REG_MR or after an
+ *	invalidation, or an unbound MW
+ * @RXE_MR_VALID: usable by the keys it holds
+ */
+enum rxe_mr_state {
+	RXE_MR_INVALID,
+	RXE_MR_VALID,
+};
+
+/**
+ * struct rxe_mr - a memory region
+ * @ibmr: ib_core's MR, with the lkey and rkey
+ * @obj: references from packets and work requests that use it
+ * @state: see enum rxe_mr_state; written with WRITE_ONCE by the QP that
+ *	registers or invalidates it
+ * @access: IB_ACCESS_* flags
+ * @umem: the pinned user memory of a user MR
+ * @pages: the pages behind the MR, PAGE_SIZE each; NULL for a DMA MR,
+ *	whose addresses are kernel virtual addresses
+ * @max_pages: room in @pages
+ * @npages: pages mapped
+ * @page_offset: offset of the first byte of the MR in @pages[0]
+ * @num_mw: memory windows bound to it
+ * @rcu: lookups run under RCU; the memory is freed after a grace period
+ */
+struct rxe_mr {
+	struct ib_mr ibmr;
+	struct rxe_obj obj;
+	enum rxe_mr_state state;
+	u32 access;
+	struct ib_umem *umem;
+	struct page **pages;
+	unsigned int max_pages;
+	unsigned int npages;
+	unsigned int page_offset;
+	atomic_t num_mw;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct rxe_mw - a memory window
+ * @ibmw: ib_core's MW, with the rkey
+ * @obj: references from packets that use it
+ * @lock: protects @state, @mr, @qp, @addr, @length and @access
+ * @state: see enum rxe_mr_state
+ * @mr: the MR it is bound to, with a reference, or NULL
+ * @qp: the QP a type 2 window is bound to, or NULL
+ * @addr: first byte it grants
+ * @length: bytes it grants
+ * @access: IB_ACCESS_* flags it grants
+ */
+struct rxe_mw {
+	struct ib_mw ibmw;
+	struct rxe_obj obj;
+	spinlock_t lock; /* state, mr, qp, addr, length, access */
+	enum rxe_mr_state state;
+	struct rxe_mr *mr;
+	struct rxe_qp *qp;
+	u64 addr;
+	u64 length;
+	u32 access;
+};
+
+/**
+ * enum rxe_wqe_state - progress of a send work request
+ * @RXE_WQE_POSTED: not yet taken by the requester
+ * @RXE_WQE_ACTIVE: the requester is sending it
+ * @RXE_WQE_SENT: every packet is out; waiting for the acknowledgement
+ * @RXE_WQE_DONE: finished; the completer may retire it
+ * @RXE_WQE_ERROR: failed with @status; the completer retires it
+ */
+enum rxe_wqe_state {
+	RXE_WQE_POSTED,
+	RXE_WQE_ACTIVE,
+	RXE_WQE_SENT,
+	RXE_WQE_DONE,
+	RXE_WQE_ERROR,
+};
+
+/* Classes of a send work request, in struct rxe_swqe.mask. */
+#define RXE_WR_SEND		BIT(0)	/* SEND, with immediate or invalidate */
+#define RXE_WR_WRITE		BIT(1)	/* RDMA WRITE, with immediate or not */
+#define RXE_WR_READ		BIT(2)
+#define RXE_WR_ATOMIC		BIT(3)
+#define RXE_WR_LOCAL		BIT(4)	/* REG_MR, LOCAL_INV, BIND_MW: no packet */
+#define RXE_WR_IMM		BIT(5)	/* carries immediate data */
+#define RXE_WR_INV		BIT(6)	/* carries an rkey to invalidate */
+#define RXE_WR_RD_COUNTED	BIT(7)	/* counted in the requester's rd_atomic */
+
+/**
+ * struct rxe_swqe - a send work request, in kernel memory
+ * @wr_id: the consumer's cookie
+ * @opcode: IB_WR_*
+ * @send_flags: IB_SEND_*
+ * @ex: immediate data, or the rkey a SEND_WITH_INV invalidates
+ * @wr: the operation's parameters
+ * @state: see enum rxe_wqe_state
+ * @status: the completion status once it is not IB_WC_SUCCESS
+ * @mask: RXE_WR_* class bits of @opcode, and RXE_WR_RD_COUNTED
+ * @first_psn: PSN of its first packet
+ * @last_psn: PSN of its last packet (of its last response for a READ)
+ * @length: bytes it moves
+ * @num_sge: entries in @sge, or 0 for inline data
+ * @is_inline: @inline_data holds the payload
+ * @sge: the gather list (scatter list for READ and atomics)
+ * @inline_data: the payload of an inline send
+ *
+ * Kernel QPs write these straight into their send ring at post time.
+ * User QPs post struct rxe_send_wqe into a ring they can write at any
+ * time; the requester snapshots each into a private struct rxe_swqe and
+ * checks it before it uses anything in it.
+ */
+struct rxe_swqe {
+	u64 wr_id;
+	u32 opcode;
+	u32 send_flags;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+	union {
+		struct {
+			u64 va;
+			u32 rkey;
+		} rdma;
+		struct {
+			u64 va;
+			u64 compare_add;
+			u64 swap;
+			u32 rkey;
+		} atomic;
+		struct {
+			u32 remote_qpn;
+			u32 remote_qkey;
+			u16 pkey_index;
+			struct rxe_path path;
+		} ud;
+		struct {
+			struct rxe_mr *mr;
+			u32 key;
+			u32 access;
+		} reg;
+		struct {
+			u64 addr;
+			u64 length;
+			u32 mr_lkey;
+			u32 mw_rkey;
+			u32 rkey;
+			u32 access;
+		} mw;
+	} wr;
+	enum rxe_wqe_state state;
+	enum ib_wc_status status;
+	u32 mask;
+	u32 first_psn;
+	u32 last_psn;
+	u32 length;
+	u32 num_sge;
+	bool is_inline;
+	union {
+		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
+		DECLARE_FLEX_ARRAY(u8, inline_data);
+	};
+};
+
+/**
+ * struct rxe_sq - the send queue of a QP
+ * @queue: the ring; slots are struct rxe_send_wqe for a user QP and
+ *	struct rxe_swqe for a kernel QP. The kernel index is the oldest
+ *	work request not yet completed.
+ * @shadow: a user QP's private copies of its slots, @swqe_size each
+ * @swqe_size: bytes per struct rxe_swqe, with its SGEs or inline data
+ * @lock: kernel QPs: serialises posters (the ring's producer side)
+ * @max_wr: work requests it holds
+ * @max_sge: SGEs per work request
+ * @max_inline: inline bytes per work request
+ */
+struct rxe_sq {
+	struct rxe_queue queue;
+	void *shadow;
+	size_t swqe_size;
+	spinlock_t lock; /* kernel producer side of queue */
+	u32 max_wr;
+	u32 max_sge;
+	u32 max_inline;
+};
+
+/**
+ * struct rxe_rq - the receive queue of a QP without an SRQ
+ * @queue: ring of struct rxe_recv_wqe slots; the kernel index belongs
+ *	to the responder
+ * @lock: kernel QPs: serialises posters (the ring's producer side)
+ * @max_wr: work requests it holds
+ * @max_sge: SGEs per work request
+ */
+struct rxe_rq {
+	struct rxe_queue queue;
+	spinlock_t lock; /* kernel producer side of queue */
+	u32 max_wr;
+	u32 max_sge;
+};
+
+/**
+ * struct rxe_req - the requester's state; the send task owns it
+ * @psn: PSN of the next packet not sent before
+ * @index: SQ index of the WQE being sent
+ * @offset: bytes of that WQE sent so far; for a READ, bytes of response
+ *	asked for
+ * @tail: SQ index up to which WQEs sit in kernel memory (for a user QP:
+ *	snapshotted and checked)
+ * @rd_atomic: READ and atomic WQEs sent and not yet answered
+ * @since_ack_req: packets sent since the last that asked for an ACK
+ * @sqd_notified: the SQ_DRAINED event of this drain went out
+ */
+struct rxe_req {
+	u32 psn;
+	u32 index;
+	u32 offset;
+	u32 tail;
+	u32 rd_atomic;
+	u32 since_ack_req;
+	bool sqd_notified;
+};
+
+/**
+ * struct rxe_comp - the completer's state; the send task owns it, and the
+ *	timers only set bits in @events
+ * @psn: oldest PSN not yet acknowledged
+ * @retry_left: transport retries left before the QP fails
+ * @rnr_left: RNR retries left; RXE_RNR_RETRY_INFINITE never runs out
+ * @rnr_wait: the requester holds until the RNR timer fires
+ * @retried_psn: the PSN of the last retry, to tell a retry that made no
+ *	progress since the previous one
+ * @events: RXE_COMP_EV_* bits set by the timers
+ * @ack_timer: the local ACK timeout
+ * @rnr_timer: the RNR NAK backoff
+ */
+struct rxe_comp {
+	u32 psn;
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;
+	u32 retried_psn;
+	unsigned long events;
+	struct hrtimer ack_timer;
+	struct hrtimer rnr_timer;
+};
+
+/**
+ * struct rxe_rd_res - what the responder keeps of a READ or atomic
+ *	request, to answer a duplicate of it without executing it again
+ * @kind: RXE_READ_MASK, RXE_ATOMIC_MASK, or 0 for an unused entry
+ * @first_psn: PSN of the request (of the first response of a READ)
+ * @last_psn: PSN of the last response
+ * @va: first byte read
+ * @rkey: key the request used
+ * @length: bytes read
+ * @orig: the value an atomic operation returned
+ */
+struct rxe_rd_res {
+	u32 kind;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 length;
+	u64 orig;
+};
+
+/**
+ * struct rxe_resp - the responder's state; the receive task owns it
+ * @psn: the PSN it expects next
+ * @msn: messages completed, for the AETH
+ * @msg: RXE_SEND_MASK or RXE_WRITE_MASK while a multi-packet message is
+ *	open, else 0
+ * @offset: bytes of the open message received
+ * @va: the open WRITE's address
+ * @rkey: the open WRITE's key
+ * @length: the open WRITE's length
+ * @nak_sent: a NAK-PSN-sequence-error went out for the current gap
+ * @drop_msg: UC: drop packets until the next first or only one
+ * @wqe_valid: @wqe holds the receive WQE of the open SEND
+ * @wqe: the receive WQE in use, with room for the largest SGE list
+ * @res: READ and atomic requests answered, a ring of
+ *	RXE_MAX_QP_RD_ATOM entries of which max_dest_rd_atomic are used
+ * @res_next: where the next READ or atomic request goes in @res
+ * @read: the READ whose responses are going out, or NULL
+ * @read_psn: PSN of its next response
+ * @read_start: PSN of the first response of this run of them (a
+ *	duplicate request replays from the middle of a READ)
+ * @ack_pending: an ACK is owed for the packets up to @ack_psn
+ * @ack_psn: PSN the owed ACK carries
+ * @ack_count: packets the owed ACK covers
+ */
+struct rxe_resp {
+	u32 psn;
+	u32 msn;
+	u32 msg;
+	u32 offset;
+	u64 va;
+	u32 rkey;
+	u32 length;
+	bool nak_sent;
+	bool drop_msg;
+	bool wqe_valid;
+	struct rxe_rwqe *wqe;
+	struct rxe_rd_res *res;
+	u32 res_next;
+	struct rxe_rd_res *read;
+	u32 read_psn;
+	u32 read_start;
+	bool ack_pending;
+	u32 ack_psn;
+	u32 ack_count;
+};
+
+/**
+ * struct rxe_qp - a queue pair
+ * @ibqp: ib_core's QP
+ * @obj: references from packets, skbs in flight and timers
+ * @state_lock: protects @attr and @path; the state itself is
+ *	@attr.qp_state, which the data path reads with rxe_qp_state()
+ * @modify_mutex: serialises the modify verb, which may sleep
+ * @attr: the attributes as last modified, with the state
+ * @path: the primary path of an RC or UC QP, set at RTR
+ * @src_port: UDP source port of its packets
+ * @mtu: path MTU in bytes
+ * @is_user: userspace owns its rings
+ * @sig_all: every send work request generates a completion
+ * @sq: the send queue
+ * @rq: the receive queue, unused with an SRQ
+ * @srq: the SRQ, or NULL
+ * @scq: the send CQ
+ * @rcq: the receive CQ
+ * @send_task: the requester and the completer
+ * @recv_task: the responder
+ * @req_q: request packets waiting for the responder
+ * @rsp_q: response packets waiting for the completer
+ * @skb_inflight: our skbs the network stack still holds
+ * @dst_cache: the route of @path
+ * @req: requester state
+ * @comp: completer state
+ * @resp: responder state
+ */
+struct rxe_qp {
+	struct ib_qp ibqp;
+	struct rxe_obj obj;
+	spinlock_t state_lock; /* attr, path */
+	struct mutex modify_mutex; /* modify_qp callers */
+	struct ib_qp_attr attr;
+	struct rxe_path path;
+	u16 src_port;
+	u32 mtu;
+	bool is_user;
+	bool sig_all;
+	struct rxe_sq sq;
+	struct rxe_rq rq;
+	struct rxe_srq *srq;
+	struct rxe_cq *scq;
+	struct rxe_cq *rcq;
+	struct rxe_task send_task;
+	struct rxe_task recv_task;
+	struct sk_buff_head req_q;
+	struct sk_buff_head rsp_q;
+	atomic_t skb_inflight;
+	struct dst_cache dst_cache;
+	struct rxe_req req;
+	struct rxe_comp comp;
+	struct rxe_resp resp;
+};
+
+static inline struct rxe_ucontext *to_rxe_uctx(struct ib_ucontext *uctx)
+{
+	return container_of(uctx, struct rxe_ucontext, ibuc);
+}
+
+/**
+ * rxe_uctx_of() - the user context a verb's udata belongs to
+ * @udata: the udata of a user verb
+ *
+ * Return: the ib_ucontext.
+ */
+static inline struct ib_ucontext *rxe_uctx_of(struct ib_udata *udata)
+{
+	return &rdma_udata_to_drv_context(udata, struct rxe_ucontext,
+					  ibuc)->ibuc;
+}
+
+static inline struct rxe_pd *to_rxe_pd(struct ib_pd *pd)
+{
+	return container_of(pd, struct rxe_pd, ibpd);
+}
+
+static inline struct rxe_ah *to_rxe_ah(struct ib_ah *ah)
+{
+	return container_of(ah, struct rxe_ah, ibah);
+}
+
+static inline struct rxe_cq *to_rxe_cq(struct ib_cq *cq)
+{
+	return container_of(cq, struct rxe_cq, ibcq);
+}
+
+static inline struct rxe_srq *to_rxe_srq(struct ib_srq *srq)
+{
+	return container_of(srq, struct rxe_srq, ibsrq);
+}
+
+static inline struct rxe_qp *to_rxe_qp(struct ib_qp *qp)
+{
+	return container_of(qp, struct rxe_qp, ibqp);
+}
+
+static inline struct rxe_mr *to_rxe_mr(struct ib_mr *mr)
+{
+	return container_of(mr, struct rxe_mr, ibmr);
+}
+
+static inline struct rxe_mw *to_rxe_mw(struct ib_mw *mw)
+{
+	return container_of(mw, struct rxe_mw, ibmw);
+}
+
+static inline struct rxe_dev *rxe_qp_dev(const struct rxe_qp *qp)
+{
+	return to_rxe_dev(qp->ibqp.device);
+}
+
+#endif /* RXE_VERBS_H */

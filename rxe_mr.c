@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions.
+ *
+ * A key is (index << 8) | variant: the index names the entry in the
+ * device's key table, the low byte tells a stale key from the live one.
+ * Table entries are tagged pointers, so MRs and MWs share one key space.
+ *
+ * The data path finds a region by key under RCU and takes a reference for
+ * the duration of one packet's copy. Deregistration unpublishes the key,
+ * waits for those references to drain, unpins the memory, and frees the
+ * MR after an RCU grace period, so a lookup racing with it sees either a
+ * live region or nothing.
+ */
+
+#include <linux/highmem.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "rxe_mr.h"
+
+#define RXE_KEY_TAG_MR		0
+#define RXE_KEY_TAG_MW		1
+
+/* Access bits a region may carry. */
+#define RXE_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND)
+
+static struct kmem_cache *rxe_mr_cache;
+
+static bool rxe_mr_is_dma(const struct rxe_mr *mr)
+{
+	return mr->ibmr.type == IB_MR_TYPE_DMA;
+}
+
+static int rxe_mr_check_access(int access)
+{
+	if (access & ~(RXE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	/* IBA: remote write or atomic access needs local write access. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static struct rxe_mr *rxe_mr_new(struct ib_pd *ibpd, enum ib_mr_type type,
+				 int access)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibpd->device);
+	struct rxe_mr *mr;
+	int err;
+
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kmem_cache_zalloc(rxe_mr_cache, GFP_KERNEL);
+	if (!mr) {
+		rxe_limit_drop(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR);
+		return ERR_PTR(-ENOMEM);
+	}
+	rxe_obj_init(&mr->obj);
+	mr->ibmr.device = ibpd->device;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.type = type;
+	mr->access = access;
+	atomic_set(&mr->num_mw, 0);
+	return mr;
+}
+
+/* Give the MR a key and publish it; the MR is usable from here on. */
+static int rxe_mr_publish(struct rxe_dev *rxe, struct rxe_mr *mr)
+{
+	u32 index, key;
+	int err;
+
+	err = xa_alloc_bh(&rxe->key_xa, &index,
+			  xa_tag_pointer(mr, RXE_KEY_TAG_MR),
+			  XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
+
+	key = index << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	return 0;
+}
+
+static void rxe_mr_free_rcu(struct rcu_head *rcu)
+{
+	kmem_cache_free(rxe_mr_cache, container_of(rcu, struct rxe_mr, rcu));
+}
+
+/* Free an MR that was never published, or one fully drained. */
+static void rxe_mr_free(struct rxe_dev *rxe, struct rxe_mr *mr)
+{
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	rxe_limit_drop(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR);
+	call_rcu(&mr->rcu, rxe_mr_free_rcu);
+}
+
+/**
+ * rxe_mr_get_dma() - the get_dma_mr verb
+ * @ibpd: the PD
+ * @access: IB_ACCESS_* flags
+ *
+ * Addresses through a DMA MR are the kernel virtual addresses that the
+ * virtual DMA mapping of a software device hands out.
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *rxe_mr_get_dma(struct ib_pd *ibpd, int access)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibpd->device);
+	struct rxe_mr *mr;
+	int err;
+
+	err = rxe_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = rxe_mr_new(ibpd, IB_MR_TYPE_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = U64_MAX;
+	mr->state = RXE_MR_VALID;
+	err = rxe_mr_publish(rxe, mr);
+	if (err) {
+		rxe_mr_free(rxe, mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int rxe_mr_fill_user_pages(struct rxe_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter iter;
+	unsigned int n = 0;
+
+	mr->max_pages = ib_umem_num_pages(umem);
+	mr->pages = kvmalloc_array(mr->max_pages, sizeof(*mr->pages),
+				   GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (n == mr->max_pages)
+			break;
+		mr->pages[n++] = sg_page_iter_page(&iter);
+	}
+	mr->npages = n;
+	mr->page_offset = ib_umem_offset(umem);
+	return 0;
+}
+
+/**
+ * rxe_mr_reg_user() - the reg_user_mr verb
+ * @ibpd: the PD
+ * @start: user virtual address of the first byte
+ * @length: bytes
+ * @iova: the address the peer and the work requests use for @start
+ * @access: IB_ACCESS_* flags
+ * @udata: unused
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *rxe_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
+			      u64 iova, int access, struct ib_udata *udata)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibpd->device);
+	struct rxe_mr *mr;
+	int err;
+
+	err = rxe_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length)
+		return ERR_PTR(-EINVAL);
+
+	mr = rxe_mr_new(ibpd, IB_MR_TYPE_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		goto err_free;
+	}
+	err = rxe_mr_fill_user_pages(mr);
+	if (err)
+		goto err_free;
+
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->state = RXE_MR_VALID;
+	err = rxe_mr_publish(rxe, mr);
+	if (err)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	rxe_mr_free(rxe, mr);
+	return ERR_PTR(err);
+}
+
+/**
+ * rxe_mr_alloc() - the alloc_mr verb: an MR for fast registration
+ * @ibpd: the PD
+ * @type: IB_MR_TYPE_MEM_REG
+ * @max_num_sg: pages it can map
+ *
+ * The MR is invalid until a REG_MR work request registers it.
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *rxe_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibpd->device);
+	struct rxe_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EINVAL);
+	if (!max_num_sg || max_num_sg > RXE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = rxe_mr_new(ibpd, type, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->max_pages = max_num_sg;
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	mr->state = RXE_MR_INVALID;
+	err = rxe_mr_publish(rxe, mr);
+	if (err)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	rxe_mr_free(rxe, mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * ib_sg_to_pages() callback. With virtual DMA a DMA address is a kernel
+ * virtual address in the direct map; a block larger than a page is split
+ * into its pages.
+ */
+static int rxe_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct rxe_mr *mr = to_rxe_mr(ibmr);
+	u64 end = addr + ibmr->page_size;
+
+	for (; addr < end; addr += PAGE_SIZE) {
+		if (mr->npages == mr->max_pages)
+			return -ENOMEM;
+		mr->pages[mr->npages++] = virt_to_page((void *)(uintptr_t)addr);
+	}
+	return 0;
+}
+
+/**
+ * rxe_mr_map_sg() - the map_mr_sg verb
+ * @ibmr: a fast-registration MR
+ * @sg: the DMA-mapped scatter list
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry, updated
+ *
+ * Return: the number of entries mapped.
+ */
+int rxe_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset)
+{
+	struct rxe_mr *mr = to_rxe_mr(ibmr);
+	int n;
+
+	if (ibmr->page_size < PAGE_SIZE || !is_power_of_2(ibmr->page_size))
+		return -EINVAL;
+
+	mr->npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, rxe_mr_set_page);
+	mr->page_offset = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+/**
+ * rxe_mr_dereg() - the dereg_mr verb
+ * @ibmr: the MR
+ * @udata: unused
+ *
+ * Return: 0, or -EBUSY while memory windows are bound to it.
+ */
+int rxe_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibmr->device);
+	struct rxe_mr *mr = to_rxe_mr(ibmr);
+
+	if (atomic_read(&mr->num_mw))
+		return -EBUSY;
+
+	xa_erase_bh(&rxe->key_xa, ibmr->lkey >> 8);
+	rxe_obj_drain(&mr->obj);
+	rxe_mr_free(rxe, mr);
+	return 0;
+}
+
+/* Look a key up and take a reference on the MR it names. */
+static struct rxe_mr *rxe_mr_lookup(struct rxe_dev *rxe, u32 key)
+{
+	struct rxe_mr *mr = NULL;
+	void *entry;
+
+	rcu_read_lock();
+	entry = xa_load(&rxe->key_xa, key >> 8);
+	if (entry && xa_pointer_tag(entry) == RXE_KEY_TAG_MR) {
+		mr = xa_untag_pointer(entry);
+		if (!rxe_obj_get(&mr->obj))
+			mr = NULL;
+	}
+	rcu_read_unlock();
+	return mr;
+}
+
+/* Does [iova, iova + length) lie inside the MR? */
+static bool rxe_mr_in_bounds(const struct rxe_mr *mr, u64 iova, u64 length)
+{
+	u64 end;
+
+	if (rxe_mr_is_dma(mr))
+		return true;
+	if (check_add_overflow(iova, length, &end))
+		return false;
+	return iova >= mr->ibmr.iova && end <= mr->ibmr.iova + mr->ibmr.length;
+}
+
+/**
+ * rxe_mr_get_local() - check an lkey for a local access
+ * @rxe: the device
+ * @pd: the PD of the QP that uses it
+ * @lkey: the key from an SGE
+ * @iova: first byte accessed
+ * @length: bytes accessed
+ * @access: IB_ACCESS_LOCAL_WRITE when the device writes, else 0
+ * @status: on failure, the completion status that reports it
+ *
+ * Return: the MR with a reference, or NULL.
+ */
+struct rxe_mr *rxe_mr_get_local(struct rxe_dev *rxe, const struct ib_pd *pd,
+				u32 lkey, u64 iova, u64 length, u32 access,
+				enum ib_wc_status *status)
+{
+	struct rxe_mr *mr = rxe_mr_lookup(rxe, lkey);
+
+	*status = IB_WC_LOC_PROT_ERR;
+	if (!mr)
+		return NULL;
+	if (smp_load_acquire(&mr->state) != RXE_MR_VALID || mr->ibmr.lkey != lkey ||
+	    mr->ibmr.pd != pd || (access & ~mr->access))
+		goto err_put;
+	if (!rxe_mr_in_bounds(mr, iova, length)) {
+		*status = IB_WC_LOC_LEN_ERR;
+		goto err_put;
+	}
+	return mr;
+
+err_put:
+	rxe_mr_put(mr);
+	return NULL;
+}
+
+/**
+ * rxe_mr_get_remote() - check an rkey for a peer's access
+ * @rxe: the device
+ * @pd: the PD of the QP the request arrived on
+ * @rkey: the key from the request
+ * @iova: first byte accessed
+ * @length: bytes accessed
+ * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC
+ *
+ * Every failure is a remote access error for the peer, so no reason is
+ * returned.
+ *
+ * Return: the MR with a reference, or NULL.
+ */
+struct rxe_mr *rxe_mr_get_remote(struct rxe_dev *rxe, const struct ib_pd *pd,
+				 u32 rkey, u64 iova, u64 length, u32 access)
+{
+	struct rxe_mr *mr = rxe_mr_lookup(rxe, rkey);
+
+	if (!mr)
+		return NULL;
+	if (smp_load_acquire(&mr->state) != RXE_MR_VALID || mr->ibmr.rkey != rkey ||
+	    mr->ibmr.pd != pd || (access & ~mr->access) ||
+	    !rxe_mr_in_bounds(mr, iova, length)) {
+		rxe_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/**
+ * rxe_mr_put() - drop a reference from a lookup
+ * @mr: the MR
+ */
+void rxe_mr_put(struct rxe_mr *mr)
+{
+	rxe_obj_put(&mr->obj);
+}
+
+static void rxe_buf_xfer(struct rxe_buf *buf, void *mem, u32 n,
+			 enum rxe_copy_dir dir)
+{
+	if (dir == RXE_TO_MR) {
+		if (buf->skb)
+			skb_copy_bits(buf->skb, buf->off, mem, n);
+		else
+			memcpy(mem, buf->ptr + buf->off, n);
+	} else {
+		memcpy((buf->skb ? buf->skb->data : buf->ptr) + buf->off, mem, n);
+	}
+	buf->off += n;
+}
+
+/**
+ * rxe_mr_copy() - copy between a region and a packet or buffer
+ * @mr: the MR, checked for the range
+ * @iova: first byte in the region
+ * @buf: the other side, advanced past the bytes copied
+ * @length: bytes
+ * @dir: which way
+ *
+ * Return: 0, or -EFAULT when the range runs past the mapped pages (a
+ * fast-registration MR mapped shorter than its length).
+ */
+int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
+		u32 length, enum rxe_copy_dir dir)
+{
+	size_t idx, pg_off, n;
+	void *va;
+	u64 off;
+
+	if (rxe_mr_is_dma(mr)) {
+		rxe_buf_xfer(buf, (void *)(uintptr_t)iova, length, dir);
+		return 0;
+	}
+
+	off = iova - mr->ibmr.iova + mr->page_offset;
+	idx = off >> PAGE_SHIFT;
+	pg_off = off & ~PAGE_MASK;
+	while (length) {
+		if (idx >= mr->npages)
+			return -EFAULT;
+		n = min_t(size_t, length, PAGE_SIZE - pg_off);
+		va = kmap_local_page(mr->pages[idx]);
+		rxe_buf_xfer(buf, va + pg_off, n, dir);
+		kunmap_local(va);
+		length -= n;
+		idx++;
+		pg_off = 0;
+	}
+	return 0;
+}
+
+/**
+ * rxe_mr_copy_sgl() - copy between a scatter/gather list and a packet
+ * @qp: the QP whose work request owns the list; its PD must own the keys
+ * @sge: the list
+ * @num_sge: its entries
+ * @offset: where in the list to start
+ * @buf: the other side
+ * @length: bytes
+ * @dir: which way
+ * @access: IB_ACCESS_LOCAL_WRITE when the list is written
+ * @status: on failure, the completion status that reports it
+ *
+ * Each entry's key is checked for the bytes the copy touches.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
+		    u32 offset, struct rxe_buf *buf, u32 length,
+		    enum rxe_copy_dir dir, u32 access, enum ib_wc_status *status)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct rxe_mr *mr;
+	u32 i = 0, n;
+	int err;
+
+	while (i < num_sge && offset >= sge[i].length)
+		offset -= sge[i++].length;
+
+	while (length) {
+		if (i >= num_sge) {
+			*status = IB_WC_LOC_LEN_ERR;
+			return -EINVAL;
+		}
+		n = min(length, sge[i].length - offset);
+		mr = rxe_mr_get_local(rxe, qp->ibqp.pd, sge[i].lkey,
+				      sge[i].addr + offset, n, access, status);
+		if (!mr)
+			return -EINVAL;
+		err = rxe_mr_copy(mr, sge[i].addr + offset, buf, n, dir);
+		rxe_mr_put(mr);
+		if (err) {
+			*status = IB_WC_LOC_PROT_ERR;
+			return -EINVAL;
+		}
+		length -= n;
+		offset = 0;
+		i++;
+	}
+	return 0;
+}
+
+/*
+ * REG_MR: give a fast-registration MR, mapped with ib_map_mr_sg(), its new
+ * key and access, and make it valid. IBA 10.6.3.2: it must be invalid.
+ */
+static enum ib_wc_status rxe_mr_fast_reg(struct rxe_qp *qp, struct rxe_mr *mr,
+					 u32 key, u32 access)
+{
+	if (mr->ibmr.type != IB_MR_TYPE_MEM_REG || mr->ibmr.pd != qp->ibqp.pd ||
+	    READ_ONCE(mr->state) != RXE_MR_INVALID ||
+	    (key >> 8) != (mr->ibmr.lkey >> 8) || rxe_mr_check_access(access))
+		return IB_WC_MW_BIND_ERR;
+
+	mr->access = access;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* Lookups that see the MR valid see its new key and access. */
+	smp_store_release(&mr->state, RXE_MR_VALID);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * rxe_mr_invalidate() - invalidate a fast-registration MR by key
+ * @qp: the QP asking (LOCAL_INV, or a received SEND with invalidate);
+ *	the MR must belong to its PD
+ * @rkey: the key; all 32 bits must match
+ *
+ * Return: 0, or -EINVAL when the key names no such MR.
+ */
+int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey)
+{
+	struct rxe_mr *mr = rxe_mr_lookup(rxe_qp_dev(qp), rkey);
+	int err = -EINVAL;
+
+	if (!mr)
+		return err;
+	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG && mr->ibmr.rkey == rkey &&
+	    mr->ibmr.pd == qp->ibqp.pd && !atomic_read(&mr->num_mw)) {
+		WRITE_ONCE(mr->state, RXE_MR_INVALID);
+		err = 0;
+	}
+	rxe_mr_put(mr);
+	return err;
+}
+
+/**
+ * rxe_mr_local_op() - execute a work request that sends no packet
+ * @qp: the QP
+ * @wqe: REG_MR, LOCAL_INV or BIND_MW; marked done or failed
+ *
+ * Context: the send task, in send queue order.
+ */
+void rxe_mr_local_op(struct rxe_qp *qp, struct rxe_swqe *wqe)
+{
+	enum ib_wc_status status;
+
+	switch (wqe->opcode) {
+	case IB_WR_REG_MR:
+		status = rxe_mr_fast_reg(qp, wqe->wr.reg.mr, wqe->wr.reg.key,
+					 wqe->wr.reg.access);
+		break;
+	case IB_WR_LOCAL_INV:
+		status = rxe_mr_invalidate(qp, wqe->ex.invalidate_rkey) ?
+			 IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+		break;
+	default:
+		/* No memory windows are offered (max_mw is 0). */
+		status = IB_WC_MW_BIND_ERR;
+		break;
+	}
+	wqe->status = status;
+	wqe->state = status == IB_WC_SUCCESS ? RXE_WQE_DONE : RXE_WQE_ERROR;
+}
+
+/**
+ * rxe_mr_atomic_addr() - map the 8 bytes an atomic operation works on
+ * @mr: the MR, checked for the range
+ * @iova: the address, 8-byte aligned, so it lies inside one page
+ * @page: set to the page to unmap, or NULL for a DMA MR
+ *
+ * Return: the kernel address, or NULL past the mapped pages. Unless
+ * @page is NULL, unmap it with kunmap_local() on the returned address.
+ */
+void *rxe_mr_atomic_addr(struct rxe_mr *mr, u64 iova, struct page **page)
+{
+	u64 off;
+	size_t idx;
+
+	*page = NULL;
+	if (rxe_mr_is_dma(mr))
+		return (void *)(uintptr_t)iova;
+
+	off = iova - mr->ibmr.iova + mr->page_offset;
+	idx = off >> PAGE_SHIFT;
+	if (idx >= mr->npages)
+		return NULL;
+	*page = mr->pages[idx];
+	return kmap_local_page(*page) + (off & ~PAGE_MASK);
+}
+
+/**
+ * rxe_mr_module_init() - create the MR slab cache
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rxe_mr_module_init(void)
+{
+	rxe_mr_cache = KMEM_CACHE(rxe_mr, 0);
+	return rxe_mr_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * rxe_mr_module_exit() - destroy the MR slab cache, after every MR is freed
+ */
+void rxe_mr_module_exit(void)
+{
+	/* MRs are freed after a grace period. */
+	rcu_barrier();
+	kmem_cache_destroy(rxe_mr_cache);
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wire side of the driver: the RoCEv2 UDP sockets of the initial
+ * network namespace, transmission through the IP stack (or straight to
+ * the receiving device when the destination is a local address), and the
+ * receive entry point, which checks every header once before anything
+ * else looks at the packet.
+ */
+
+#include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+#include <net/dst_cache.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "rxe_net.h"
+#include "rxe_hdr.h"
+#include "rxe_icrc.h"
+#include "rxe_opcode.h"
+#include "rxe_pkt.h"
+#include "rxe_recv.h"
+#include "rxe_counters.h"
+#include "rxe_trace.h"
+
+static struct socket *rxe_net_sock4;
+static struct socket *rxe_net_sock6;
+
+/* Room in front of the BTH: link layer (with a VLAN tag), IPv6, UDP. */
+static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
+{
+	return LL_RESERVED_SPACE(rxe->ndev) + VLAN_HLEN +
+	       sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+}
+
+/**
+ * rxe_net_alloc_skb() - allocate a packet to send
+ * @rxe: the sending device
+ * @bth_len: bytes from the BTH to the end of the ICRC
+ *
+ * Context: any; allocates with GFP_ATOMIC.
+ * Return: an skb whose data is @bth_len bytes from the BTH on, or NULL.
+ */
+struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
+				  unsigned int bth_len)
+{
+	unsigned int headroom = rxe_net_headroom(rxe);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(headroom + bth_len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, headroom);
+	skb_put(skb, bth_len);
+	return skb;
+}
+
+/* The device a packet received on belongs to: its own, or a VLAN's. */
+static struct rxe_dev *rxe_net_dev_rcu(const struct net_device *ndev)
+{
+	struct rxe_dev *rxe = rxe_dev_from_netdev_rcu(ndev);
+
+	if (!rxe && is_vlan_dev(ndev))
+		rxe = rxe_dev_from_netdev_rcu(vlan_dev_real_dev(ndev));
+	return rxe;
+}
+
+static void rxe_net_drop(struct rxe_dev *rxe, struct sk_buff *skb,
+			 enum rxe_counter reason)
+{
+	rxe_counter_inc(rxe, reason);
+	trace_rxe_pkt_drop(rxe, skb, reason);
+	kfree_skb(skb);
+}
+
+/*
+ * Check everything the BTH lets us check before the packet is looked at:
+ * that it is as long as its headers say, that its opcode is one we carry,
+ * its version, its pad, and its ICRC. Then hand it on to the QP. The
+ * order matters: no length is computed from a table entry before the
+ * entry is known to exist.
+ *
+ * Context: softirq, under rcu_read_lock(); consumes @skb.
+ */
+static void rxe_net_rcv(struct rxe_dev *rxe, struct sk_buff *skb,
+			bool loopback)
+{
+	const struct rxe_opcode_info *info;
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	const struct rxe_bth *bth;
+	unsigned int tail;
+	__le32 icrc, *picrc;
+
+	if (!pskb_may_pull(skb, sizeof(*bth)))
+		goto drop_malformed;
+	bth = (const struct rxe_bth *)skb->data;
+
+	info = &rxe_opcode[bth->opcode];
+	if (!info->mask)
+		goto drop_opcode;
+	if (bth_tver(bth) != RXE_BTH_TVER)
+		goto drop_malformed;
+	if (!pskb_may_pull(skb, info->length))
+		goto drop_malformed;
+	bth = (const struct rxe_bth *)skb->data;
+
+	tail = bth_pad(bth) + RXE_ICRC_SIZE;
+	if (skb->len < info->length + tail)
+		goto drop_malformed;
+
+	pkt->opcode = bth->opcode;
+	pkt->mask = info->mask;
+	pkt->hdrlen = info->length;
+	pkt->psn = bth_psn(bth);
+	pkt->paylen = skb->len - info->length - tail;
+	pkt->qp = NULL;
+	if (pkt->paylen && !(info->mask & RXE_PAYLOAD_MASK))
+		goto drop_malformed;
+
+	if (!loopback) {
+		picrc = skb_header_pointer(skb, skb->len - RXE_ICRC_SIZE,
+					   sizeof(icrc), &icrc);
+		if (!picrc || *picrc != rxe_icrc_compute(skb, 0, skb->len -
+							 RXE_ICRC_SIZE))
+			goto drop_icrc;
+	}
+
+	rxe_counter_inc(rxe, RXE_CNT_RCVD_PKTS);
+	trace_rxe_pkt_rx(rxe, skb, pkt);
+	rxe_recv_dispatch(rxe, skb);
+	return;
+
+drop_malformed:
+	rxe_net_drop(rxe, skb, RXE_CNT_DROP_MALFORMED);
+	return;
+drop_opcode:
+	rxe_net_drop(rxe, skb, RXE_CNT_DROP_OPCODE);
+	return;
+drop_icrc:
+	rxe_net_drop(rxe, skb, RXE_CNT_DROP_ICRC);
+}
+
+/*
+ * udp_tunnel encap_rcv: a datagram for UDP port 4791. The data starts at
+ * the UDP header, which the UDP layer has checked, with its checksum.
+ */
+static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct rxe_dev *rxe;
+
+	rcu_read_lock();
+	rxe = rxe_net_dev_rcu(skb->dev);
+	if (rxe) {
+		__skb_pull(skb, sizeof(struct udphdr));
+		rxe_net_rcv(rxe, skb, false);
+	} else {
+		kfree_skb(skb);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/* Runs when the network stack is done with one of our skbs. */
+static void rxe_net_tx_done(struct sk_buff *skb)
+{
+	struct rxe_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&qp->skb_inflight) == RXE_INFLIGHT_SKBS_LOW) {
+		rxe_task_run(&qp->send_task);
+		rxe_task_run(&qp->recv_task);
+	}
+	rxe_obj_put(&qp->obj);
+}
+
+/* Account an skb to its QP until rxe_net_tx_done() runs for it. */
+static void rxe_net_tx_own(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	refcount_inc(&qp->obj.ref);
+	atomic_inc(&qp->skb_inflight);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = rxe_net_tx_done;
+}
+
+static struct dst_entry *rxe_net_route4(const struct rxe_path *path,
+					struct dst_cache *cache)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = path->ifindex,
+		.flowi4_tos = RT_TOS(path->traffic_class),
+		.flowi4_proto = IPPROTO_UDP,
+		.saddr = path->saddr.s6_addr32[3],
+		.daddr = path->daddr.s6_addr32[3],
+	};
+	struct rtable *rt;
+	__be32 saddr;
+
+	if (cache) {
+		rt = dst_cache_get_ip4(cache, &saddr);
+		if (rt)
+			return &rt->dst;
+	}
+
+	rt = ip_route_output_key(&init_net, &fl);
+	if (IS_ERR(rt))
+		return NULL;
+	if (cache)
+		dst_cache_set_ip4(cache, &rt->dst, fl.saddr);
+	return &rt->dst;
+}
+
+static struct dst_entry *rxe_net_route6(const struct rxe_path *path,
+					struct dst_cache *cache)
+{
+	struct flowi6 fl = {
+		.flowi6_oif = path->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.flowlabel = ip6_make_flowinfo(path->traffic_class,
+					       cpu_to_be32(path->flow_label)),
+		.saddr = path->saddr,
+		.daddr = path->daddr,
+	};
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	if (!rxe_net_sock6)
+		return NULL;
+	if (cache) {
+		dst = dst_cache_get_ip6(cache, &saddr);
+		if (dst)
+			return dst;
+	}
+
+	dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net, rxe_net_sock6->sk,
+					      &fl, NULL);
+	if (IS_ERR(dst))
+		return NULL;
+	if (cache)
+		dst_cache_set_ip6(cache, dst, &fl.saddr);
+	return dst;
+}
+
+static void rxe_net_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh;
+
+	__skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(RXE_ROCE_V2_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+static void rxe_net_push_ip4(struct sk_buff *skb, const struct rxe_path *path,
+			     struct dst_entry *dst)
+{
+	struct iphdr *iph;
+
+	__skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = path->traffic_class;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = path->hop_limit ?: ip4_dst_hoplimit(dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	iph->saddr = path->saddr.s6_addr32[3];
+	iph->daddr = path->daddr.s6_addr32[3];
+	skb->protocol = htons(ETH_P_IP);
+	ip_select_ident(&init_net, skb, NULL);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+static void rxe_net_push_ip6(struct sk_buff *skb, const struct rxe_path *path,
+			     struct dst_entry *dst)
+{
+	struct ipv6hdr *ip6h;
+
+	__skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, path->traffic_class, cpu_to_be32(path->flow_label));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = path->hop_limit ?: ip6_dst_hoplimit(dst);
+	ip6h->saddr = path->saddr;
+	ip6h->daddr = path->daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+}
+
+/* The device that owns a local destination address, if it is one of ours. */
+static struct rxe_dev *rxe_net_local_dev_rcu(const struct rxe_path *path)
+{
+	struct net_device *ndev;
+
+	if (path->network_type == RDMA_NETWORK_IPV4)
+		ndev = __ip_dev_find(&init_net, path->daddr.s6_addr32[3], false);
+	else
+		ndev = ipv6_dev_find(&init_net, &path->daddr, NULL);
+	return ndev ? rxe_net_dev_rcu(ndev) : NULL;
+}
+
+/*
+ * A packet for a local address never leaves the host: hand it to the
+ * receive path of the device owning that address, with its IP and UDP
+ * headers in place as if it had come in. There is no ICRC to check.
+ */
+static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
+			    const struct rxe_path *path)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct rxe_dev *to;
+
+	rcu_read_lock();
+	to = rxe_net_local_dev_rcu(path);
+	if (!to) {
+		rcu_read_unlock();
+		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
+		kfree_skb(skb);
+		return -EHOSTUNREACH;
+	}
+	rxe_counter_inc(rxe, RXE_CNT_SENT_PKTS);
+	skb->dev = to->ndev;
+	skb_dst_drop(skb);
+	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
+	rxe_net_rcv(to, skb, true);
+	rcu_read_unlock();
+	return 0;
+}
+
+/**
+ * rxe_net_xmit() - send a packet
+ * @qp: the sending QP; it owns the skb until the stack frees it
+ * @path: where to; a connected QP's own path uses its route cache
+ * @sport: UDP source port
+ * @skb: from rxe_net_alloc_skb(), with BTH, headers, payload and pad
+ *	filled in; the ICRC is computed here
+ *
+ * Context: bottom halves disabled; consumes @skb.
+ * Return: 0, or a negative errno when the packet was not sent (it is then
+ * lost, as on a wire, and the protocol's retries take over).
+ */
+int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
+		 struct sk_buff *skb)
+{
+	struct dst_cache *cache = path == &qp->path ? &qp->dst_cache : NULL;
+	bool ipv4 = path->network_type == RDMA_NETWORK_IPV4;
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	unsigned int bth_len = skb->len;
+	struct dst_entry *dst;
+	__le32 *icrc;
+	int err;
+
+	dst = ipv4 ? rxe_net_route4(path, cache) : rxe_net_route6(path, cache);
+	if (!dst) {
+		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
+		kfree_skb(skb);
+		return -EHOSTUNREACH;
+	}
+
+	rxe_net_push_udp(skb, sport);
+	if (ipv4)
+		rxe_net_push_ip4(skb, path, dst);
+	else
+		rxe_net_push_ip6(skb, path, dst);
+	rxe_net_tx_own(qp, skb);
+	trace_rxe_pkt_tx(rxe, skb, bth_len);
+
+	if (dst->dev->flags & IFF_LOOPBACK) {
+		dst_release(dst);
+		return rxe_net_loopback(qp, skb, path);
+	}
+
+	icrc = (__le32 *)(skb_tail_pointer(skb) - RXE_ICRC_SIZE);
+	*icrc = rxe_icrc_compute(skb, skb_transport_offset(skb) +
+				 sizeof(struct udphdr), bth_len - RXE_ICRC_SIZE);
+
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	if (ipv4) {
+		err = ip_local_out(&init_net, rxe_net_sock4->sk, skb);
+	} else {
+		udp6_set_csum(false, skb, &path->saddr, &path->daddr,
+			      bth_len + sizeof(struct udphdr));
+		err = ip6_local_out(&init_net, rxe_net_sock6->sk, skb);
+	}
+
+	err = net_xmit_eval(err);
+	if (unlikely(err)) {
+		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
+		return err;
+	}
+	rxe_counter_inc(rxe, RXE_CNT_SENT_PKTS);
+	return 0;
+}
+
+/**
+ * rxe_net_qp_init() - set up a QP's route cache
+ * @qp: the QP
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rxe_net_qp_init(struct rxe_qp *qp)
+{
+	atomic_set(&qp->skb_inflight, 0);
+	return dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+}
+
+/**
+ * rxe_net_qp_cleanup() - free a QP's route cache
+ * @qp: the QP
+ */
+void rxe_net_qp_cleanup(struct rxe_qp *qp)
+{
+	dst_cache_destroy(&qp->dst_cache);
+}
+
+/**
+ * rxe_net_qp_reroute() - forget a QP's cached route after its path changed
+ * @qp: the QP
+ */
+void rxe_net_qp_reroute(struct rxe_qp *qp)
+{
+	dst_cache_reset(&qp->dst_cache);
+}
+
+static struct socket *rxe_net_udp_open(int family)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = rxe_net_udp_encap_recv,
+	};
+	struct udp_port_cfg cfg = {
+		.family = family,
+		.local_udp_port = htons(RXE_ROCE_V2_PORT),
+		.ipv6_v6only = family == AF_INET6,
+	};
+	struct socket *sock;
+	int err;
+
+	err = udp_sock_create(&init_net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	return sock;
+}
+
+/**
+ * rxe_net_module_init() - open the RoCEv2 UDP sockets
+ *
+ * A host without IPv6 runs on IPv4 alone. The port being taken means
+ * another RoCE driver (the in-tree rdma_rxe) is loaded: say so.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rxe_net_module_init(void)
+{
+	struct socket *sock;
+
+	sock = rxe_net_udp_open(AF_INET);
+	if (IS_ERR(sock)) {
+		pr_err("cannot bind UDP port %d (%ld): is another RoCE driver loaded?\n",
+		       RXE_ROCE_V2_PORT, PTR_ERR(sock));
+		return PTR_ERR(sock);
+	}
+	rxe_net_sock4 = sock;
+
+	sock = rxe_net_udp_open(AF_INET6);
+	if (IS_ERR(sock)) {
+		if (PTR_ERR(sock) != -EAFNOSUPPORT) {
+			pr_err("cannot bind UDP port %d over IPv6 (%ld)\n",
+			       RXE_ROCE_V2_PORT, PTR_ERR(sock));
+			udp_tunnel_sock_release(rxe_net_sock4);
+			rxe_net_sock4 = NULL;
+			return PTR_ERR(sock);
+		}
+		pr_info("IPv6 is disabled: RoCEv2 over IPv4 only\n");
+		sock = NULL;
+	}
+	rxe_net_sock6 = sock;
+	return 0;
+}
+
+/**
+ * rxe_net_module_exit() - close the RoCEv2 UDP sockets
+ */
+void rxe_net_module_exit(void)
+{
+	if (rxe_net_sock6)
+		udp_tunnel_sock_release(rxe_net_sock6);
+	udp_tunnel_sock_release(rxe_net_sock4);
+	rxe_net_sock6 = NULL;
+	rxe_net_sock4 = NULL;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Object lifetime: reference counts drained by the destroy verbs, and the
+ * per-device and module-wide object counts.
+ *
+ * ib_core allocates most of our objects (PD, AH, CQ, SRQ, QP, MW) and frees
+ * them as soon as the destroy verb returns. An object that packets or work
+ * requests can reach therefore carries a struct rxe_obj, and its destroy
+ * verb first unpublishes it (so no new lookup finds it), then calls
+ * rxe_obj_drain() to wait until every user of it is gone.
+ */
+
+#include <linux/kernel.h>
+#include <linux/sched.h>
+
+#include "rxe_pool.h"
+
+static atomic_t rxe_live[RXE_OBJ_NTYPES];
+
+static const char * const rxe_obj_names[RXE_OBJ_NTYPES] = {
+	[RXE_OBJ_UCONTEXT]	= "ucontext",
+	[RXE_OBJ_PD]		= "pd",
+	[RXE_OBJ_AH]		= "ah",
+	[RXE_OBJ_CQ]		= "cq",
+	[RXE_OBJ_SRQ]		= "srq",
+	[RXE_OBJ_QP]		= "qp",
+	[RXE_OBJ_MR]		= "mr",
+	[RXE_OBJ_MW]		= "mw",
+};
+
+/**
+ * rxe_obj_init() - start an object's life with its creator's reference
+ * @obj: the object
+ */
+void rxe_obj_init(struct rxe_obj *obj)
+{
+	refcount_set(&obj->ref, 1);
+	init_completion(&obj->released);
+}
+
+/**
+ * rxe_obj_drain() - drop the creator's reference and wait for the others
+ * @obj: the object, already unpublished from every lookup table
+ *
+ * Every other reference is held by a context that finishes on its own
+ * (a packet being processed, a work item, an skb on its way out), so the
+ * wait is bounded. A reference that is never dropped is a driver bug; say
+ * so once a minute instead of hanging silently.
+ *
+ * Context: process context; may sleep.
+ */
+void rxe_obj_drain(struct rxe_obj *obj)
+{
+	rxe_obj_put(obj);
+	while (!wait_for_completion_timeout(&obj->released, 60 * HZ))
+		pr_err("still waiting for %u references to drain\n",
+		       refcount_read(&obj->ref));
+}
+
+/**
+ * rxe_limit_take() - account one more object of a kind against its cap
+ * @limit: the device's limit for this kind
+ * @type: the kind, for the module-wide count
+ *
+ * Return: 0, or -ENOMEM when the device already holds @limit->max.
+ */
+int rxe_limit_take(struct rxe_limit *limit, enum rxe_obj_type type)
+{
+	if (atomic_inc_return(&limit->count) > limit->max) {
+		atomic_dec(&limit->count);
+		return -ENOMEM;
+	}
+	atomic_inc(&rxe_live[type]);
+	return 0;
+}
+
+/**
+ * rxe_limit_drop() - account one object less
+ * @limit: the device's limit for this kind
+ * @type: the kind
+ */
+void rxe_limit_drop(struct rxe_limit *limit, enum rxe_obj_type type)
+{
+	atomic_dec(&limit->count);
+	atomic_dec(&rxe_live[type]);
+}
+
+/**
+ * rxe_obj_name() - the printable name of an object kind
+ * @type: the kind
+ *
+ * Return: a static string.
+ */
+const char *rxe_obj_name(enum rxe_obj_type type)
+{
+	return type < RXE_OBJ_NTYPES ? rxe_obj_names[type] : "?";
+}
+
+/**
+ * rxe_obj_live() - how many objects of a kind exist in the whole module
+ * @type: the kind
+ *
+ * Return: the count; the module exit path expects zero.
+ */
+int rxe_obj_live(enum rxe_obj_type type)
+{
+	return atomic_read(&rxe_live[type]);
+}

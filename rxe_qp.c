@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: creation, the IBTA state table (ib_modify_qp_is_ok()) with
+ * our attribute checks, query, and teardown.
+ *
+ * The state is qp->attr.qp_state, written under qp->state_lock and read
+ * by the data path with rxe_qp_state(). Verbs-level modifies are
+ * serialised by qp->modify_mutex, because moving to RESET quiesces the
+ * QP's tasks, which sleeps.
+ */
+
+#include <linux/vmalloc.h>
+#include <linux/overflow.h>
+
+#include "rxe_qp.h"
+#include "rxe_hdr.h"
+#include "rxe_av.h"
+#include "rxe_srq.h"
+#include "rxe_req.h"
+#include "rxe_comp.h"
+#include "rxe_resp.h"
+#include "rxe_net.h"
+
+/* Access flags a QP grants to its peer's requests. */
+#define RXE_QP_ACCESS_FLAGS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND)
+
+/* Attribute mask bits we act on; others are refused. */
+#define RXE_QP_ATTR_MASK	(IB_QP_STATE | IB_QP_CUR_STATE | \
+				 IB_QP_EN_SQD_ASYNC_NOTIFY | IB_QP_ACCESS_FLAGS | \
+				 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY | \
+				 IB_QP_AV | IB_QP_PATH_MTU | IB_QP_TIMEOUT | \
+				 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN | \
+				 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | \
+				 IB_QP_SQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | \
+				 IB_QP_PATH_MIG_STATE | IB_QP_DEST_QPN)
+
+/* Bytes of a kernel send WQE with room for @max_sge SGEs or @max_inline bytes. */
+static size_t rxe_qp_swqe_size(u32 max_sge, u32 max_inline)
+{
+	return max(struct_size((struct rxe_swqe *)NULL, sge, max_sge),
+		   struct_size((struct rxe_swqe *)NULL, inline_data, max_inline));
+}
+
+/* Bytes of a user send ring slot. */
+static size_t rxe_qp_send_wqe_size(u32 max_sge, u32 max_inline)
+{
+	return max(struct_size((struct rxe_send_wqe *)NULL, dma.sge, max_sge),
+		   struct_size((struct rxe_send_wqe *)NULL, dma.inline_data,
+			       max_inline));
+}
+
+static int rxe_qp_check_init(struct rxe_dev *rxe, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+
+	if (cap->max_send_wr > rxe->attr.max_qp_wr ||
+	    cap->max_send_sge > rxe->attr.max_send_sge ||
+	    cap->max_inline_data > RXE_MAX_INLINE_DATA)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > rxe->attr.max_qp_wr ||
+			   cap->max_recv_sge > rxe->attr.max_recv_sge))
+		return -EINVAL;
+	return 0;
+}
+
+static int rxe_qp_init_sq(struct rxe_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	struct rxe_sq *sq = &qp->sq;
+	size_t slot;
+	int err;
+
+	spin_lock_init(&sq->lock);
+	sq->max_sge = max_t(u32, cap->max_send_sge, 1);
+	sq->max_inline = max_t(u32, cap->max_inline_data,
+			       sq->max_sge * sizeof(struct ib_sge));
+	sq->swqe_size = rxe_qp_swqe_size(sq->max_sge, sq->max_inline);
+	slot = qp->is_user ? rxe_qp_send_wqe_size(sq->max_sge, sq->max_inline) :
+			     sq->swqe_size;
+
+	err = rxe_queue_init(&sq->queue, RXE_QUEUE_KERNEL_CONSUMES,
+			     max_t(u32, cap->max_send_wr, 1), slot);
+	if (err)
+		return err;
+	sq->max_wr = rxe_queue_capacity(&sq->queue);
+
+	if (qp->is_user) {
+		sq->shadow = kvcalloc(sq->queue.index_mask + 1, sq->swqe_size,
+				      GFP_KERNEL);
+		if (!sq->shadow) {
+			rxe_queue_cleanup(&sq->queue);
+			return -ENOMEM;
+		}
+	} else {
+		sq->shadow = sq->queue.buf->data;
+		sq->swqe_size = (size_t)1 << sq->queue.log2_elem_size;
+	}
+
+	cap->max_send_wr = sq->max_wr;
+	cap->max_send_sge = sq->max_sge;
+	cap->max_inline_data = sq->max_inline;
+	return 0;
+}
+
+static void rxe_qp_cleanup_sq(struct rxe_qp *qp)
+{
+	if (qp->is_user)
+		kvfree(qp->sq.shadow);
+	qp->sq.shadow = NULL;
+	rxe_queue_cleanup(&qp->sq.queue);
+}
+
+static int rxe_qp_init_rq(struct rxe_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	struct rxe_rq *rq = &qp->rq;
+	int err;
+
+	spin_lock_init(&rq->lock);
+	if (qp->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return 0;
+	}
+
+	rq->max_sge = max_t(u32, cap->max_recv_sge, 1);
+	err = rxe_queue_init(&rq->queue, RXE_QUEUE_KERNEL_CONSUMES,
+			     max_t(u32, cap->max_recv_wr, 1),
+			     rxe_recv_wqe_size(rq->max_sge));
+	if (err)
+		return err;
+	rq->max_wr = rxe_queue_capacity(&rq->queue);
+	cap->max_recv_wr = rq->max_wr;
+	cap->max_recv_sge = rq->max_sge;
+	return 0;
+}
+
+static int rxe_qp_alloc_qpn(struct rxe_dev *rxe, struct rxe_qp *qp)
+{
+	static u32 next = RXE_QPN_MIN;
+	u32 qpn;
+	int err;
+
+	if (qp->ibqp.qp_type == IB_QPT_GSI) {
+		err = xa_insert_bh(&rxe->qp_xa, 1, qp, GFP_KERNEL);
+		qpn = 1;
+	} else {
+		err = xa_alloc_cyclic_bh(&rxe->qp_xa, &qpn, qp,
+					 XA_LIMIT(RXE_QPN_MIN, RXE_QPN_MAX),
+					 &next, GFP_KERNEL);
+		if (err > 0)
+			err = 0;
+	}
+	if (err)
+		return err == -EBUSY ? -EEXIST : err;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+static int rxe_qp_map_rings(struct rxe_qp *qp, struct ib_udata *udata)
+{
+	struct ib_ucontext *uctx = rxe_uctx_of(udata);
+	struct rxe_create_qp_resp resp = {};
+	int err;
+
+	if (!qp->srq) {
+		err = rxe_queue_map(&qp->rq.queue, uctx, &resp.rq_mi);
+		if (err)
+			return err;
+	}
+	err = rxe_queue_map(&qp->sq.queue, uctx, &resp.sq_mi);
+	if (err)
+		return err;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/* Put the data path of a QP back to its state after creation. */
+static void rxe_qp_reset_engines(struct rxe_qp *qp)
+{
+	skb_queue_purge(&qp->req_q);
+	skb_queue_purge(&qp->rsp_q);
+	rxe_req_reset(qp);
+	rxe_comp_reset(qp);
+	rxe_resp_reset(qp);
+
+	qp->sq.queue.kidx = 0;
+	qp->sq.queue.buf->producer_index = 0;
+	qp->sq.queue.buf->consumer_index = 0;
+	if (!qp->srq) {
+		qp->rq.queue.kidx = 0;
+		qp->rq.queue.buf->producer_index = 0;
+		qp->rq.queue.buf->consumer_index = 0;
+	}
+}
+
+/**
+ * rxe_qp_create() - the create_qp verb
+ * @ibqp: the QP ib_core allocated
+ * @init: its attributes; the capacities actually given are written back
+ * @udata: userspace's response buffer, or NULL for a kernel QP
+ *
+ * Return: 0 or a negative errno.
+ */
+int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibqp->device);
+	struct rxe_qp *qp = to_rxe_qp(ibqp);
+	int err;
+
+	err = rxe_qp_check_init(rxe, init);
+	if (err)
+		return err;
+	if (udata && (udata->inlen ||
+		      udata->outlen < sizeof(struct rxe_create_qp_resp)))
+		return -EINVAL;
+
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP);
+	if (err)
+		return err;
+
+	rxe_obj_init(&qp->obj);
+	spin_lock_init(&qp->state_lock);
+	mutex_init(&qp->modify_mutex);
+	skb_queue_head_init(&qp->req_q);
+	skb_queue_head_init(&qp->rsp_q);
+	qp->is_user = !!udata;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->srq = init->srq ? to_rxe_srq(init->srq) : NULL;
+	qp->scq = to_rxe_cq(init->send_cq);
+	qp->rcq = to_rxe_cq(init->recv_cq);
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.cur_qp_state = IB_QPS_RESET;
+	qp->attr.path_mtu = IB_MTU_256;
+	qp->attr.port_num = 1;
+	qp->mtu = 256;
+
+	err = rxe_qp_init_sq(qp, init);
+	if (err)
+		goto err_limit;
+	err = rxe_qp_init_rq(qp, init);
+	if (err)
+		goto err_sq;
+	qp->attr.cap = init->cap;
+
+	rxe_task_init(&qp->send_task, qp, rxe_req_run);
+	rxe_task_init(&qp->recv_task, qp, rxe_resp_run);
+	rxe_req_reset(qp);
+	rxe_comp_init(qp);
+	err = rxe_resp_init(qp);
+	if (err)
+		goto err_rq;
+	err = rxe_net_qp_init(qp);
+	if (err)
+		goto err_resp;
+
+	err = rxe_qp_alloc_qpn(rxe, qp);
+	if (err)
+		goto err_net;
+
+	if (udata) {
+		err = rxe_qp_map_rings(qp, udata);
+		if (err)
+			goto err_qpn;
+	}
+	pr_debug("%s: QP %u created\n", dev_name(&rxe->ib_dev.dev),
+		 ibqp->qp_num);
+	return 0;
+
+err_qpn:
+	xa_erase_bh(&rxe->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+err_net:
+	rxe_net_qp_cleanup(qp);
+err_resp:
+	rxe_resp_cleanup(qp);
+err_rq:
+	if (!qp->srq)
+		rxe_queue_cleanup(&qp->rq.queue);
+err_sq:
+	rxe_qp_cleanup_sq(qp);
+err_limit:
+	rxe_limit_drop(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP);
+	return err;
+}
+
+static int rxe_qp_check_attr(struct rxe_qp *qp, struct ib_qp_attr *attr,
+			     int mask, struct rxe_path *path)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (mask & ~RXE_QP_ATTR_MASK)
+		return -EOPNOTSUPP;
+
+	/* A caller's idea of the current state must be the real one. */
+	cur = rxe_qp_state(qp);
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return -EINVAL;
+	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask))
+		return -EINVAL;
+
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= RXE_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(RXE_QP_ACCESS_FLAGS | IB_ACCESS_OPTIONAL)))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > rxe->attr.max_qp_init_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > rxe->attr.max_qp_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > RXE_QPN_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EINVAL;
+	if (mask & IB_QP_AV) {
+		err = rxe_av_from_attr(rxe, &attr->ah_attr, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Copy the attributes a modify carries. Caller holds qp->state_lock. */
+static void rxe_qp_apply_attr(struct rxe_qp *qp, const struct ib_qp_attr *attr,
+			      int mask, const struct rxe_path *path)
+	__must_hold(&qp->state_lock)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	lockdep_assert_held(&qp->state_lock);
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		qp->path = *path;
+		rxe_net_qp_reroute(qp);
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		a->path_mtu = attr->path_mtu;
+		qp->mtu = ib_mtu_enum_to_int(min(attr->path_mtu,
+						 rxe_qp_dev(qp)->active_mtu));
+	}
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & RXE_PSN_MASK;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & RXE_PSN_MASK;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		a->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		qp->src_port = rdma_get_udp_sport(qp->path.flow_label,
+						  qp->ibqp.qp_num,
+						  a->dest_qp_num);
+	if (mask & IB_QP_STATE) {
+		WRITE_ONCE(a->qp_state, attr->qp_state);
+		a->cur_qp_state = attr->qp_state;
+	}
+}
+
+/**
+ * rxe_qp_modify() - the modify_qp verb
+ * @ibqp: the QP
+ * @attr: the new attributes
+ * @mask: IB_QP_* bits naming the attributes to change
+ * @udata: unused; the provider passes none
+ *
+ * ib_core has resolved the destination MAC and the source GID attribute
+ * of a new address vector before we see it.
+ *
+ * Return: 0, -EINVAL for a transition the state table forbids or an
+ * attribute out of range, -EOPNOTSUPP for an attribute we do not offer.
+ */
+int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
+{
+	struct rxe_qp *qp = to_rxe_qp(ibqp);
+	struct rxe_path path;
+	enum ib_qp_state prev, next;
+	unsigned long flags;
+	int err;
+
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->modify_mutex);
+	err = rxe_qp_check_attr(qp, attr, mask, &path);
+	if (err)
+		goto out;
+
+	prev = rxe_qp_state(qp);
+	next = mask & IB_QP_STATE ? attr->qp_state : prev;
+	if (next == IB_QPS_RESET) {
+		rxe_task_disable(&qp->send_task);
+		rxe_task_disable(&qp->recv_task);
+	}
+
+	/*
+	 * The data path may have moved the QP to ERR since the checks; apply
+	 * the change only if the state table still allows it from there.
+	 */
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->attr.qp_state == prev ||
+	    ib_modify_qp_is_ok(qp->attr.qp_state, next, qp->ibqp.qp_type, mask))
+		rxe_qp_apply_attr(qp, attr, mask, &path);
+	else
+		err = -EINVAL;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (next == IB_QPS_RESET) {
+		if (!err)
+			rxe_qp_reset_engines(qp);
+		rxe_task_enable(&qp->send_task);
+		rxe_task_enable(&qp->recv_task);
+	}
+	if (err)
+		goto out;
+
+	switch (next) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+		break;
+	case IB_QPS_RTR:
+		if (prev == IB_QPS_INIT)
+			rxe_resp_start(qp);
+		break;
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+		if (prev == IB_QPS_RTR)
+			rxe_req_start(qp);
+		rxe_task_run(&qp->send_task);
+		break;
+	case IB_QPS_SQE:
+	case IB_QPS_ERR:
+		rxe_task_sched(&qp->send_task);
+		rxe_task_sched(&qp->recv_task);
+		break;
+	}
+out:
+	mutex_unlock(&qp->modify_mutex);
+	return err;
+}
+
+/**
+ * rxe_qp_query() - the query_qp verb
+ * @ibqp: the QP
+ * @attr: filled with the attributes
+ * @mask: ignored; everything is returned
+ * @init: filled with the creation attributes
+ *
+ * Return: 0.
+ */
+int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
+{
+	struct rxe_qp *qp = to_rxe_qp(ibqp);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	*attr = qp->attr;
+	rxe_av_to_attr(&qp->path, &attr->ah_attr);
+	attr->sq_draining = rxe_req_sq_draining(qp);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	attr->cur_qp_state = attr->qp_state;
+
+	memset(init, 0, sizeof(*init));
+	init->send_cq = qp->ibqp.send_cq;
+	init->recv_cq = qp->ibqp.recv_cq;
+	init->srq = qp->ibqp.srq;
+	init->cap = qp->attr.cap;
+	init->qp_type = qp->ibqp.qp_type;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->port_num = 1;
+	return 0;
+}
+
+/**
+ * rxe_qp_destroy() - the destroy_qp verb
+ * @ibqp: the QP
+ * @udata: unused
+ *
+ * Teardown, in order, and why:
+ *  1. Unpublish the QPN and wait for an RCU grace period, so no packet can
+ *     find the QP any more.
+ *  2. Disable both tasks: neither runs again, and a queued work item has
+ *     finished. Timers only ask a disabled task to run, which it notes.
+ *  3. Stop the timers, which no task can now re-arm.
+ *  4. Drop the packets still queued for the QP.
+ *  5. Drain the remaining references: skbs still in the network stack
+ *     hold one until their destructor runs.
+ *  6. Free the rings; ib_core frees the QP itself once we return.
+ *
+ * Return: 0.
+ */
+int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibqp->device);
+	struct rxe_qp *qp = to_rxe_qp(ibqp);
+
+	xa_erase_bh(&rxe->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+
+	rxe_task_disable(&qp->send_task);
+	rxe_task_disable(&qp->recv_task);
+	rxe_comp_stop_timers(qp);
+	skb_queue_purge(&qp->req_q);
+	skb_queue_purge(&qp->rsp_q);
+	rxe_obj_drain(&qp->obj);
+
+	rxe_resp_cleanup(qp);
+	rxe_net_qp_cleanup(qp);
+	rxe_qp_cleanup_sq(qp);
+	if (!qp->srq)
+		rxe_queue_cleanup(&qp->rq.queue);
+	mutex_destroy(&qp->modify_mutex);
+	rxe_limit_drop(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP);
+	pr_debug("%s: QP %u destroyed\n", dev_name(&rxe->ib_dev.dev),
+		 ibqp->qp_num);
+	return 0;
+}
+
+/**
+ * rxe_qp_get() - find a QP by number and take a reference
+ * @rxe: the device
+ * @qpn: the QP number
+ *
+ * Context: any.
+ * Return: the QP, or NULL when no live QP has that number.
+ */
+struct rxe_qp *rxe_qp_get(struct rxe_dev *rxe, u32 qpn)
+{
+	struct rxe_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&rxe->qp_xa, qpn);
+	if (qp && !rxe_obj_get(&qp->obj))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * rxe_qp_put() - drop a reference taken with rxe_qp_get()
+ * @qp: the QP
+ */
+void rxe_qp_put(struct rxe_qp *qp)
+{
+	rxe_obj_put(&qp->obj);
+}
+
+/**
+ * rxe_qp_event() - report an asynchronous event of a QP
+ * @qp: the QP
+ * @type: the event
+ */
+void rxe_qp_event(struct rxe_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * rxe_qp_set_error() - move a QP to the error state from the data path
+ * @qp: the QP
+ *
+ * Both tasks run again to flush the outstanding work requests.
+ *
+ * Context: any.
+ */
+void rxe_qp_set_error(struct rxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->attr.qp_state != IB_QPS_RESET) {
+		WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
+		qp->attr.cur_qp_state = IB_QPS_ERR;
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	rxe_task_sched(&qp->send_task);
+	rxe_task_sched(&qp->recv_task);
+}

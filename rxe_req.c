@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The requester: turns send work requests into request packets.
+ *
+ * It walks the send queue from req.index, one packet per call, giving each
+ * work request a run of PSNs: one per packet of a SEND or WRITE, one per
+ * response packet of a READ, one for an atomic. A retry rewinds it to a
+ * PSN (rxe_req_rewind()); since a work request always splits into the same
+ * packets, sending again from there reproduces the same PSNs.
+ *
+ * The send task runs the completer first (acknowledgements free room and
+ * may ask for a retry), then the requester.
+ */
+
+#include "rxe_req.h"
+#include "rxe_comp.h"
+#include "rxe_post.h"
+#include "rxe_qp.h"
+#include "rxe_mr.h"
+#include "rxe_net.h"
+#include "rxe_hdr.h"
+#include "rxe_opcode.h"
+#include "rxe_counters.h"
+#include "rxe_trace.h"
+
+/**
+ * rxe_req_reset() - forget everything the requester knows
+ * @qp: the QP, whose tasks are quiet
+ */
+void rxe_req_reset(struct rxe_qp *qp)
+{
+	memset(&qp->req, 0, sizeof(qp->req));
+}
+
+/**
+ * rxe_req_start() - begin sending at the QP's send PSN
+ * @qp: a QP moving to RTS
+ */
+void rxe_req_start(struct rxe_qp *qp)
+{
+	qp->req.psn = qp->attr.sq_psn;
+	qp->req.sqd_notified = false;
+	rxe_comp_start(qp);
+}
+
+/* The MTU that splits this QP's messages. */
+static u32 rxe_req_mtu(const struct rxe_qp *qp)
+{
+	return rxe_qp_is_ud(qp) ? rxe_dev_mtu_bytes(rxe_qp_dev(qp)) : qp->mtu;
+}
+
+/**
+ * rxe_req_npkts() - PSNs a work request takes
+ * @qp: the QP
+ * @wqe: the work request
+ *
+ * Return: packets of a SEND or WRITE, response packets of a READ, 1 for
+ * an atomic.
+ */
+u32 rxe_req_npkts(const struct rxe_qp *qp, const struct rxe_swqe *wqe)
+{
+	if (wqe->mask & RXE_WR_ATOMIC)
+		return 1;
+	return max_t(u32, 1, DIV_ROUND_UP(wqe->length, rxe_req_mtu(qp)));
+}
+
+/**
+ * rxe_req_rewind() - send again from a PSN
+ * @qp: the QP
+ * @psn: the first PSN to send again, in an unacknowledged work request
+ *
+ * The work request holding @psn resumes at the packet of that PSN; the
+ * ones after it start over. Work requests that execute locally keep
+ * their result.
+ *
+ * Context: the send task.
+ */
+void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
+{
+	u32 index = qp->sq.queue.kidx;
+	u32 end = qp->req.index;
+	struct rxe_swqe *wqe;
+	bool found = false;
+
+	/* The WQE being sent, if any, is the last one to look at. */
+	if (rxe_sq_wqe(qp, end)->state == RXE_WQE_ACTIVE && end != qp->req.tail)
+		end = rxe_sq_next(qp, end);
+
+	for (; index != end; index = rxe_sq_next(qp, index)) {
+		wqe = rxe_sq_wqe(qp, index);
+		if (wqe->state != RXE_WQE_SENT && wqe->state != RXE_WQE_ACTIVE)
+			continue;
+		if (!found && rxe_psn_diff(psn, wqe->last_psn) <= 0) {
+			found = true;
+			qp->req.index = index;
+			qp->req.psn = psn;
+			qp->req.offset = (wqe->mask & RXE_WR_ATOMIC) ? 0 :
+				rxe_psn_diff(psn, wqe->first_psn) * rxe_req_mtu(qp);
+			wqe->state = RXE_WQE_ACTIVE;
+		} else if (found) {
+			wqe->state = RXE_WQE_POSTED;
+		}
+	}
+	qp->req.since_ack_req = 0;
+	trace_rxe_retry(qp, psn);
+}
+
+/* Opcode of the packet at this point of a work request. */
+static u8 rxe_req_opcode(const struct rxe_qp *qp, const struct rxe_swqe *wqe,
+			 bool first, bool last)
+{
+	u8 transport = rxe_qp_type(qp) == IB_QPT_RC ? IB_OPCODE_RC :
+		       rxe_qp_type(qp) == IB_QPT_UC ? IB_OPCODE_UC :
+						      IB_OPCODE_UD;
+	u8 op;
+
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_READ:
+		return IB_OPCODE_RC_RDMA_READ_REQUEST;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_OPCODE_RC_COMPARE_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_OPCODE_RC_FETCH_ADD;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (first)
+			op = last ? IB_OPCODE_RDMA_WRITE_ONLY :
+				    IB_OPCODE_RDMA_WRITE_FIRST;
+		else
+			op = last ? IB_OPCODE_RDMA_WRITE_LAST :
+				    IB_OPCODE_RDMA_WRITE_MIDDLE;
+		if (last && (wqe->mask & RXE_WR_IMM))
+			op += IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE -
+			      IB_OPCODE_RDMA_WRITE_LAST;
+		return transport | op;
+	default:
+		if (first)
+			op = last ? IB_OPCODE_SEND_ONLY : IB_OPCODE_SEND_FIRST;
+		else
+			op = last ? IB_OPCODE_SEND_LAST : IB_OPCODE_SEND_MIDDLE;
+		if (last && (wqe->mask & RXE_WR_IMM))
+			op += IB_OPCODE_SEND_LAST_WITH_IMMEDIATE -
+			      IB_OPCODE_SEND_LAST;
+		else if (last && (wqe->mask & RXE_WR_INV))
+			op = first ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
+				     IB_OPCODE_SEND_LAST_WITH_INVALIDATE;
+		return transport | op;
+	}
+}
+
+/* Fill the extension headers a request packet carries. */
+static void rxe_req_fill_ext(struct rxe_qp *qp, const struct rxe_swqe *wqe,
+			     u8 *bth, u32 mask, u32 offset)
+{
+	const struct rxe_opcode_info *info = &rxe_opcode[*bth];
+	u32 qkey;
+
+	if (mask & RXE_RETH_MASK) {
+		if (wqe->mask & RXE_WR_READ)
+			reth_init((void *)bth + info->offset[RXE_RETH],
+				  wqe->wr.rdma.va + offset, wqe->wr.rdma.rkey,
+				  wqe->length - offset);
+		else
+			reth_init((void *)bth + info->offset[RXE_RETH],
+				  wqe->wr.rdma.va, wqe->wr.rdma.rkey,
+				  wqe->length);
+	}
+	if (mask & RXE_ATMETH_MASK) {
+		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
+			atmeth_init((void *)bth + info->offset[RXE_ATMETH],
+				    wqe->wr.atomic.va, wqe->wr.atomic.rkey,
+				    wqe->wr.atomic.swap,
+				    wqe->wr.atomic.compare_add);
+		else
+			atmeth_init((void *)bth + info->offset[RXE_ATMETH],
+				    wqe->wr.atomic.va, wqe->wr.atomic.rkey,
+				    wqe->wr.atomic.compare_add, 0);
+	}
+	if (mask & RXE_IMMDT_MASK)
+		((struct rxe_immdt *)(bth + info->offset[RXE_IMMDT]))->imm =
+			wqe->ex.imm_data;
+	if (mask & RXE_IETH_MASK)
+		((struct rxe_ieth *)(bth + info->offset[RXE_IETH]))->rkey =
+			cpu_to_be32(wqe->ex.invalidate_rkey);
+	if (mask & RXE_DETH_MASK) {
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */
+		qkey = wqe->wr.ud.remote_qkey & BIT(31) ? qp->attr.qkey :
+							  wqe->wr.ud.remote_qkey;
+		deth_init((void *)bth + info->offset[RXE_DETH], qkey,
+			  qp->ibqp.qp_num);
+	}
+}
+
+/* Fail a work request locally; the completer reports it and the QP fails. */
+static void rxe_req_fail(struct rxe_qp *qp, struct rxe_swqe *wqe,
+			 enum ib_wc_status status)
+{
+	wqe->state = RXE_WQE_ERROR;
+	wqe->status = status;
+	qp->req.index = rxe_sq_next(qp, qp->req.index);
+	qp->req.offset = 0;
+	rxe_qp_set_error(qp);
+}
+
+/*
+ * Build and send the packet of @wqe at req.offset. Return false when the
+ * work request failed (it is then marked so).
+ */
+static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	bool ud = rxe_qp_is_ud(qp);
+	const struct rxe_path *path = ud ? &wqe->wr.ud.path : &qp->path;
+	u32 mtu = rxe_req_mtu(qp), offset = qp->req.offset;
+	u32 resid = wqe->length - offset;
+	bool rd_atomic = wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC);
+	u32 paylen = rd_atomic ? 0 : min(resid, mtu);
+	bool first = offset == 0, last = rd_atomic || resid <= mtu;
+	u8 opcode = rxe_req_opcode(qp, wqe, first, last);
+	const struct rxe_opcode_info *info = &rxe_opcode[opcode];
+	u8 pad = (4 - paylen) & 3;
+	enum ib_wc_status status;
+	struct rxe_buf buf;
+	struct sk_buff *skb;
+	bool ack;
+	u16 sport;
+
+	skb = rxe_net_alloc_skb(rxe, info->length + paylen + pad + RXE_ICRC_SIZE);
+	if (!skb) {
+		rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
+		return true;	/* the retry timer sends it later */
+	}
+
+	ack = rxe_qp_type(qp) == IB_QPT_RC &&
+	      (last || ++qp->req.since_ack_req >= RXE_ACK_REQ_EVERY);
+	if (ack)
+		qp->req.since_ack_req = 0;
+	bth_init((struct rxe_bth *)skb->data, opcode,
+		 last && (wqe->send_flags & IB_SEND_SOLICITED),
+		 pad, RXE_DEFAULT_PKEY,
+		 ud ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num,
+		 ack, qp->req.psn);
+	rxe_req_fill_ext(qp, wqe, skb->data, info->mask, offset);
+
+	if (paylen) {
+		buf.skb = skb;
+		buf.ptr = NULL;
+		buf.off = info->length;
+		if (wqe->is_inline) {
+			memcpy(skb->data + info->length,
+			       wqe->inline_data + offset, paylen);
+		} else if (rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, offset,
+					   &buf, paylen, RXE_FROM_MR, 0,
+					   &status)) {
+			kfree_skb(skb);
+			rxe_req_fail(qp, wqe, status);
+			return false;
+		}
+	}
+	memset(skb->data + info->length + paylen, 0, pad);
+
+	sport = ud ? rdma_get_udp_sport(path->flow_label, qp->ibqp.qp_num,
+					wqe->wr.ud.remote_qpn) : qp->src_port;
+	rxe_net_xmit(qp, path, sport, skb);
+	if (first)
+		rxe_counter_inc(rxe, RXE_CNT_RDMA_SENDS);
+	return true;
+}
+
+/* Account a packet of @wqe as sent and move on. */
+static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
+{
+	u32 mtu = rxe_req_mtu(qp);
+
+	if (wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC)) {
+		qp->req.psn = rxe_psn_add(wqe->last_psn, 1);
+		qp->req.offset = wqe->length;
+		if (!(wqe->mask & RXE_WR_RD_COUNTED)) {
+			wqe->mask |= RXE_WR_RD_COUNTED;
+			qp->req.rd_atomic++;
+		}
+	} else {
+		qp->req.psn = rxe_psn_add(qp->req.psn, 1);
+		qp->req.offset += min(wqe->length - qp->req.offset, mtu);
+	}
+
+	if (qp->req.offset < wqe->length)
+		return;
+
+	/* Only RC waits for an acknowledgement. */
+	wqe->state = rxe_qp_type(qp) == IB_QPT_RC ? RXE_WQE_SENT : RXE_WQE_DONE;
+	qp->req.index = rxe_sq_next(qp, qp->req.index);
+	qp->req.offset = 0;
+}
+
+/*
+ * The work request at req.index, made ready in kernel memory, or NULL
+ * when the send queue has nothing more. Work requests that already
+ * finished (executed locally, or completed before a rewind) are skipped.
+ */
+static struct rxe_swqe *rxe_req_next_wqe(struct rxe_qp *qp)
+{
+	struct rxe_swqe *wqe;
+
+	for (;;) {
+		if (qp->req.index == qp->req.tail) {
+			if (qp->req.tail == rxe_queue_peer_index(&qp->sq.queue))
+				return NULL;
+			if (qp->is_user)
+				rxe_post_snapshot(qp, qp->req.tail);
+			qp->req.tail = rxe_sq_next(qp, qp->req.tail);
+		}
+		wqe = rxe_sq_wqe(qp, qp->req.index);
+		if (wqe->state != RXE_WQE_DONE)
+			return wqe;
+		qp->req.index = rxe_sq_next(qp, qp->req.index);
+	}
+}
+
+/* SQD: tell the consumer once everything sent has been acknowledged. */
+static void rxe_req_check_drained(struct rxe_qp *qp)
+{
+	if (rxe_qp_state(qp) != IB_QPS_SQD || qp->req.sqd_notified ||
+	    qp->req.offset || qp->sq.queue.kidx != qp->req.index)
+		return;
+	qp->req.sqd_notified = true;
+	if (qp->attr.en_sqd_async_notify)
+		rxe_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+/**
+ * rxe_req_sq_draining() - whether an SQD QP still has packets to settle
+ * @qp: the QP
+ *
+ * Return: true in SQD until everything sent is acknowledged.
+ */
+bool rxe_req_sq_draining(const struct rxe_qp *qp)
+{
+	return rxe_qp_state(qp) == IB_QPS_SQD && !qp->req.sqd_notified;
+}
+
+/*
+ * May the work request start now? It waits for the fence (every READ and
+ * atomic before it answered) and for room among the READ and atomic
+ * requests outstanding.
+ */
+static bool rxe_req_may_start(struct rxe_qp *qp, struct rxe_swqe *wqe)
+{
+	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+		return false;
+	if ((wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC)) &&
+	    qp->req.rd_atomic >= qp->attr.max_rd_atomic)
+		return false;
+	return true;
+}
+
+/* Send the next packet, or execute the next local work request. */
+static bool rxe_req_send_one(struct rxe_qp *qp)
+{
+	enum ib_qp_state state = rxe_qp_state(qp);
+	struct rxe_swqe *wqe;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return false;
+	if (qp->comp.rnr_wait || rxe_net_tx_busy(qp))
+		return false;
+
+	wqe = rxe_req_next_wqe(qp);
+	if (!wqe) {
+		rxe_req_check_drained(qp);
+		return false;
+	}
+
+	/* A user work request that failed its checks at the snapshot. */
+	if (wqe->status != IB_WC_SUCCESS) {
+		rxe_req_fail(qp, wqe, wqe->status);
+		return false;
+	}
+
+	if (wqe->state == RXE_WQE_POSTED) {
+		if (state == IB_QPS_SQD) {
+			rxe_req_check_drained(qp);
+			return false;
+		}
+		if ((wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC)) &&
+		    !qp->attr.max_rd_atomic) {
+			rxe_req_fail(qp, wqe, IB_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+		if (!rxe_req_may_start(qp, wqe))
+			return false;
+		if (wqe->mask & RXE_WR_LOCAL) {
+			rxe_mr_local_op(qp, wqe);
+			qp->req.index = rxe_sq_next(qp, qp->req.index);
+			if (wqe->state == RXE_WQE_ERROR)
+				rxe_qp_set_error(qp);
+			return true;
+		}
+		wqe->first_psn = qp->req.psn;
+		wqe->last_psn = rxe_psn_add(qp->req.psn,
+					    rxe_req_npkts(qp, wqe) - 1);
+		wqe->state = RXE_WQE_ACTIVE;
+		qp->req.offset = 0;
+	}
+
+	if (rxe_qp_type(qp) == IB_QPT_RC &&
+	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= RXE_MAX_INFLIGHT_PSNS)
+		return false;
+
+	if (!rxe_req_send_packet(qp, wqe))
+		return false;
+	rxe_req_advance(qp, wqe);
+	if (rxe_qp_type(qp) == IB_QPT_RC)
+		rxe_comp_arm_timer(qp);
+	return true;
+}
+
+/**
+ * rxe_req_run() - the send task
+ * @qp: the QP
+ *
+ * Return: true while there is more to do.
+ */
+bool rxe_req_run(struct rxe_qp *qp)
+{
+	bool more;
+
+	more = rxe_comp_run(qp);
+	more |= rxe_req_send_one(qp);
+	return more;
+}

@@ -1,0 +1,942 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder: executes request packets in PSN order.
+ *
+ * RC: a packet at the expected PSN executes; one ahead of it draws one
+ * NAK-PSN-sequence-error per gap and is dropped; one behind it is a
+ * duplicate, answered without executing it again (SENDs and WRITEs with an
+ * ACK, READs and atomics from the resources kept in resp.res). A request
+ * that needs a receive WQE when none is posted draws an RNR NAK. Errors
+ * the requester must hear of draw a NAK, and put the QP in error. ACKs are
+ * coalesced while more requests wait in the queue.
+ *
+ * UC: no ACKs; a missing packet drops the rest of its message. UD: one
+ * packet per message, delivered behind a GRH.
+ *
+ * READ responses go out one per call, so a long READ neither starves the
+ * queue of other QPs nor floods the network stack.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
+#include "rxe_resp.h"
+#include "rxe_qp.h"
+#include "rxe_cq.h"
+#include "rxe_mr.h"
+#include "rxe_net.h"
+#include "rxe_hdr.h"
+#include "rxe_pkt.h"
+#include "rxe_counters.h"
+#include "rxe_trace.h"
+
+/* What executing a request packet came to. */
+enum rxe_resp_result {
+	RXE_RESP_OK,		/* executed */
+	RXE_RESP_RNR,		/* needs a receive WQE and none is posted */
+	RXE_RESP_DROP,		/* drop without a word (UC, UD) */
+	RXE_RESP_NAK_INV,	/* invalid request */
+	RXE_RESP_NAK_ACC,	/* remote access error */
+	RXE_RESP_NAK_OP,	/* remote operational error */
+};
+
+/* What taking a receive WQE came to. */
+enum rxe_resp_take {
+	RXE_TAKE_OK,
+	RXE_TAKE_EMPTY,
+	RXE_TAKE_BAD,		/* the WQE failed its checks; the QP fails */
+};
+
+/* Bytes at the start of a UD receive buffer that hold the GRH. */
+#define RXE_GRH_BYTES		40
+
+/**
+ * rxe_resp_init() - allocate the responder's buffers
+ * @qp: a new QP, with its receive queue or SRQ set
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rxe_resp_init(struct rxe_qp *qp)
+{
+	u32 max_sge = qp->srq ? qp->srq->max_sge : qp->rq.max_sge;
+
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.wqe = kzalloc(struct_size(qp->resp.wqe, sge, max_sge),
+			       GFP_KERNEL);
+	if (!qp->resp.wqe)
+		return -ENOMEM;
+	if (rxe_qp_type(qp) == IB_QPT_RC) {
+		qp->resp.res = kcalloc(RXE_MAX_QP_RD_ATOM,
+				       sizeof(*qp->resp.res), GFP_KERNEL);
+		if (!qp->resp.res) {
+			kfree(qp->resp.wqe);
+			qp->resp.wqe = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/**
+ * rxe_resp_cleanup() - free the responder's buffers
+ * @qp: the QP, whose receive task is disabled
+ */
+void rxe_resp_cleanup(struct rxe_qp *qp)
+{
+	kfree(qp->resp.res);
+	kfree(qp->resp.wqe);
+	qp->resp.res = NULL;
+	qp->resp.wqe = NULL;
+}
+
+/**
+ * rxe_resp_reset() - forget everything the responder knows
+ * @qp: a QP moving to RESET, whose tasks are disabled
+ */
+void rxe_resp_reset(struct rxe_qp *qp)
+{
+	struct rxe_resp *resp = &qp->resp;
+	struct rxe_rd_res *res = resp->res;
+	struct rxe_rwqe *wqe = resp->wqe;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->wqe = wqe;
+	resp->res = res;
+	if (res)
+		memset(res, 0, RXE_MAX_QP_RD_ATOM * sizeof(*res));
+}
+
+/**
+ * rxe_resp_start() - begin receiving at the QP's receive PSN
+ * @qp: a QP moving to RTR
+ */
+void rxe_resp_start(struct rxe_qp *qp)
+{
+	qp->resp.psn = qp->attr.rq_psn;
+}
+
+/* Send an ACK or NAK carrying @syn for @psn. */
+static void rxe_resp_send_ack(struct rxe_qp *qp, u8 syn, u32 psn)
+{
+	unsigned int len = RXE_BTH_BYTES + RXE_AETH_BYTES + RXE_ICRC_SIZE;
+	struct sk_buff *skb;
+
+	skb = rxe_net_alloc_skb(rxe_qp_dev(qp), len);
+	if (!skb) {
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DROP_NOMEM);
+		return;
+	}
+	bth_init((struct rxe_bth *)skb->data, IB_OPCODE_RC_ACKNOWLEDGE, false,
+		 0, RXE_DEFAULT_PKEY, qp->attr.dest_qp_num, false, psn);
+	aeth_init((struct rxe_aeth *)(skb->data + RXE_BTH_BYTES), syn,
+		  qp->resp.msn);
+	rxe_net_xmit(qp, &qp->path, qp->src_port, skb);
+}
+
+static void rxe_resp_nak(struct rxe_qp *qp, u8 code, u32 psn)
+{
+	rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_NAK, code), psn);
+}
+
+/* Send the coalesced ACK that is owed, if any. */
+static void rxe_resp_flush_ack(struct rxe_qp *qp)
+{
+	struct rxe_resp *resp = &qp->resp;
+
+	if (!resp->ack_pending)
+		return;
+	rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_ACK, AETH_CREDIT_INVALID),
+			  resp->ack_psn);
+	if (resp->ack_count > 1)
+		this_cpu_add(rxe_qp_dev(qp)->counters->cnt[RXE_CNT_ACK_COALESCED],
+			     resp->ack_count - 1);
+	resp->ack_pending = false;
+	resp->ack_count = 0;
+}
+
+/* A response of ours (READ, atomic) acknowledges what came before it. */
+static void rxe_resp_drop_ack(struct rxe_qp *qp)
+{
+	if (qp->resp.ack_pending)
+		this_cpu_add(rxe_qp_dev(qp)->counters->cnt[RXE_CNT_ACK_COALESCED],
+			     qp->resp.ack_count);
+	qp->resp.ack_pending = false;
+	qp->resp.ack_count = 0;
+}
+
+/*
+ * Copy the receive WQE at the consumer index into resp.wqe and check it.
+ * The ring may be userspace's: one read of each field, then only the copy
+ * is used.
+ */
+static enum rxe_resp_take rxe_resp_copy_wqe(struct rxe_qp *qp,
+					    struct rxe_queue *q, u32 max_sge)
+{
+	const struct rxe_recv_wqe *slot = rxe_queue_kslot(q);
+	struct rxe_rwqe *wqe = qp->resp.wqe;
+	u64 length = 0;
+	u32 i, num_sge;
+
+	wqe->wr_id = READ_ONCE(slot->wr_id);
+	num_sge = READ_ONCE(slot->dma.num_sge);
+	if (num_sge > max_sge) {
+		wqe->num_sge = 0;
+		wqe->length = 0;
+		return RXE_TAKE_BAD;
+	}
+	memcpy(wqe->sge, slot->dma.sge, num_sge * sizeof(wqe->sge[0]));
+	barrier();
+	for (i = 0; i < num_sge; i++)
+		length += wqe->sge[i].length;
+	wqe->num_sge = num_sge;
+	wqe->length = min_t(u64, length, RXE_MAX_MSG_SIZE);
+	return length > RXE_MAX_MSG_SIZE ? RXE_TAKE_BAD : RXE_TAKE_OK;
+}
+
+/* Take the next receive WQE of the QP's receive queue or SRQ. */
+static enum rxe_resp_take rxe_resp_take_wqe(struct rxe_qp *qp)
+{
+	struct rxe_srq *srq = qp->srq;
+	enum rxe_resp_take ret;
+	bool limit_event = false;
+	unsigned long flags;
+	struct rxe_queue *q;
+	u32 peer;
+
+	if (!srq) {
+		q = &qp->rq.queue;
+		if (!rxe_queue_count(q, rxe_queue_peer_index(q)))
+			return RXE_TAKE_EMPTY;
+		ret = rxe_resp_copy_wqe(qp, q, qp->rq.max_sge);
+		rxe_queue_advance(q);
+		goto taken;
+	}
+
+	q = &srq->queue;
+	spin_lock_irqsave(&srq->lock, flags);
+	peer = rxe_queue_peer_index(q);
+	if (!rxe_queue_count(q, peer)) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return RXE_TAKE_EMPTY;
+	}
+	ret = rxe_resp_copy_wqe(qp, q, srq->max_sge);
+	rxe_queue_advance(q);
+	if (srq->limit && rxe_queue_count(q, peer) < srq->limit) {
+		srq->limit = 0;
+		limit_event = true;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	if (limit_event && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+taken:
+	qp->resp.wqe_valid = true;
+	qp->resp.offset = 0;
+	return ret;
+}
+
+/* Build the GRH a UD receive buffer starts with, from the IP header. */
+static void rxe_resp_grh(struct sk_buff *skb, u8 *grh)
+{
+	memset(grh, 0, RXE_GRH_BYTES);
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + RXE_GRH_BYTES - sizeof(struct iphdr),
+		       skb_network_header(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));
+}
+
+/* Complete the receive WQE in use. */
+static void rxe_resp_complete(struct rxe_qp *qp, struct sk_buff *skb,
+			      enum ib_wc_status status, u32 byte_len)
+{
+	struct rxe_pkt *pkt = skb ? rxe_skb_pkt(skb) : NULL;
+	struct ib_wc wc = {
+		.wr_id = qp->resp.wqe->wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = 1,
+	};
+	bool solicited = false;
+
+	qp->resp.wqe_valid = false;
+	if (status == IB_WC_SUCCESS && pkt) {
+		if (pkt->mask & RXE_WRITE_MASK)
+			wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		if (pkt->mask & RXE_IMMDT_MASK) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			wc.ex.imm_data = ((struct rxe_immdt *)
+					  rxe_pkt_hdr(skb, RXE_IMMDT))->imm;
+		}
+		if (pkt->mask & RXE_IETH_MASK) {
+			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc.ex.invalidate_rkey =
+				ieth_rkey(rxe_pkt_hdr(skb, RXE_IETH));
+		}
+		if (pkt->mask & RXE_DETH_MASK) {
+			wc.src_qp = deth_sqp(rxe_pkt_hdr(skb, RXE_DETH));
+			wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+			wc.network_hdr_type = ip_hdr(skb)->version == 4 ?
+				RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+			if (skb_mac_header_was_set(skb)) {
+				ether_addr_copy(wc.smac, eth_hdr(skb)->h_source);
+				wc.wc_flags |= IB_WC_WITH_SMAC;
+			}
+		}
+		solicited = bth_se((struct rxe_bth *)skb->data);
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RDMA_RECVS);
+	}
+
+	trace_rxe_wqe_complete(qp, wc.wr_id, status);
+	if (rxe_cq_post(qp->rcq, &wc, solicited))
+		rxe_qp_set_error(qp);
+}
+
+/* A SEND packet: its payload goes to the receive WQE. */
+static enum rxe_resp_result rxe_resp_send(struct rxe_qp *qp,
+					  struct sk_buff *skb,
+					  enum ib_wc_status *status)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_resp *resp = &qp->resp;
+	struct rxe_buf buf = { .skb = skb, .off = pkt->hdrlen };
+	u8 grh[RXE_GRH_BYTES];
+	u32 room, skip = 0;
+
+	/*
+	 * A message's first packet takes a receive WQE, unless a UC message
+	 * that lost its end left one taken: that one is filled again.
+	 */
+	if ((pkt->mask & RXE_START_MASK) && !resp->wqe_valid) {
+		switch (rxe_resp_take_wqe(qp)) {
+		case RXE_TAKE_EMPTY:
+			return rxe_qp_type(qp) == IB_QPT_RC ? RXE_RESP_RNR :
+							      RXE_RESP_DROP;
+		case RXE_TAKE_BAD:
+			*status = IB_WC_LOC_QP_OP_ERR;
+			return RXE_RESP_NAK_OP;
+		case RXE_TAKE_OK:
+			break;
+		}
+	}
+	if (pkt->mask & RXE_START_MASK)
+		resp->offset = 0;
+
+	if (rxe_qp_is_ud(qp)) {
+		/* The GRH fills the first 40 bytes of the buffer. */
+		if (resp->wqe->length < RXE_GRH_BYTES + pkt->paylen) {
+			*status = IB_WC_LOC_LEN_ERR;
+			return RXE_RESP_DROP;
+		}
+		rxe_resp_grh(skb, grh);
+		buf.skb = NULL;
+		buf.ptr = grh;
+		buf.off = 0;
+		if (rxe_mr_copy_sgl(qp, resp->wqe->sge, resp->wqe->num_sge, 0,
+				    &buf, RXE_GRH_BYTES, RXE_TO_MR,
+				    IB_ACCESS_LOCAL_WRITE, status))
+			return RXE_RESP_DROP;
+		buf.skb = skb;
+		buf.ptr = NULL;
+		buf.off = pkt->hdrlen;
+		skip = RXE_GRH_BYTES;
+	}
+
+	room = resp->wqe->length - skip - resp->offset;
+	if (pkt->paylen > room) {
+		*status = IB_WC_LOC_LEN_ERR;
+		return RXE_RESP_NAK_INV;
+	}
+	if (pkt->paylen &&
+	    rxe_mr_copy_sgl(qp, resp->wqe->sge, resp->wqe->num_sge,
+			    skip + resp->offset, &buf, pkt->paylen, RXE_TO_MR,
+			    IB_ACCESS_LOCAL_WRITE, status))
+		return RXE_RESP_NAK_OP;
+	resp->offset += pkt->paylen;
+
+	if (!(pkt->mask & RXE_END_MASK)) {
+		resp->msg = RXE_SEND_MASK;
+		return RXE_RESP_OK;
+	}
+
+	resp->msg = 0;
+	if ((pkt->mask & RXE_IETH_MASK) &&
+	    rxe_mr_invalidate(qp, ieth_rkey(rxe_pkt_hdr(skb, RXE_IETH)))) {
+		*status = IB_WC_LOC_PROT_ERR;
+		return RXE_RESP_NAK_INV;
+	}
+	rxe_resp_complete(qp, skb, IB_WC_SUCCESS, skip + resp->offset);
+	return RXE_RESP_OK;
+}
+
+/* Does the QP let its peer at memory this way (IBA 10.2.4.2)? */
+static bool rxe_resp_qp_allows(const struct rxe_qp *qp, u32 access)
+{
+	return qp->attr.qp_access_flags & access;
+}
+
+/* A WRITE packet: its payload goes to the region its first packet named. */
+static enum rxe_resp_result rxe_resp_write(struct rxe_qp *qp,
+					   struct sk_buff *skb,
+					   enum ib_wc_status *status)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_resp *resp = &qp->resp;
+	struct rxe_buf buf = { .skb = skb, .off = pkt->hdrlen };
+	const struct rxe_reth *reth;
+	struct rxe_mr *mr;
+	int err;
+
+	if (pkt->mask & RXE_START_MASK) {
+		if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+			return RXE_RESP_NAK_ACC;
+		reth = rxe_pkt_hdr(skb, RXE_RETH);
+		resp->va = reth_va(reth);
+		resp->rkey = reth_rkey(reth);
+		resp->length = reth_len(reth);
+		resp->offset = 0;
+		if (resp->length > RXE_MAX_MSG_SIZE)
+			return RXE_RESP_NAK_INV;
+	}
+
+	if (pkt->paylen > resp->length - resp->offset ||
+	    (!!(pkt->mask & RXE_END_MASK) !=
+	     (resp->offset + pkt->paylen == resp->length)))
+		return RXE_RESP_NAK_INV;
+
+	/* WRITE with immediate consumes a receive WQE: make sure of one first. */
+	if (pkt->mask & RXE_RWR_MASK) {
+		switch (rxe_resp_take_wqe(qp)) {
+		case RXE_TAKE_EMPTY:
+			return rxe_qp_type(qp) == IB_QPT_RC ? RXE_RESP_RNR :
+							      RXE_RESP_DROP;
+		case RXE_TAKE_BAD:
+			*status = IB_WC_LOC_QP_OP_ERR;
+			return RXE_RESP_NAK_OP;
+		case RXE_TAKE_OK:
+			break;
+		}
+	}
+
+	if (pkt->paylen) {
+		mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd, resp->rkey,
+				       resp->va + resp->offset, pkt->paylen,
+				       IB_ACCESS_REMOTE_WRITE);
+		if (!mr) {
+			*status = IB_WC_REM_ACCESS_ERR;
+			return RXE_RESP_NAK_ACC;
+		}
+		err = rxe_mr_copy(mr, resp->va + resp->offset, &buf,
+				  pkt->paylen, RXE_TO_MR);
+		rxe_mr_put(mr);
+		if (err)
+			return RXE_RESP_NAK_ACC;
+	}
+	resp->offset += pkt->paylen;
+
+	if (!(pkt->mask & RXE_END_MASK)) {
+		resp->msg = RXE_WRITE_MASK;
+		return RXE_RESP_OK;
+	}
+	resp->msg = 0;
+	if (pkt->mask & RXE_COMP_MASK)
+		rxe_resp_complete(qp, skb, IB_WC_SUCCESS, resp->length);
+	return RXE_RESP_OK;
+}
+
+/* The next entry of the READ and atomic resources. */
+static struct rxe_rd_res *rxe_resp_new_res(struct rxe_qp *qp)
+{
+	struct rxe_rd_res *res = &qp->resp.res[qp->resp.res_next];
+
+	qp->resp.res_next = (qp->resp.res_next + 1) %
+			    qp->attr.max_dest_rd_atomic;
+	return res;
+}
+
+/* A READ request: check it, keep it, and start its responses. */
+static enum rxe_resp_result rxe_resp_read_req(struct rxe_qp *qp,
+					      struct sk_buff *skb)
+{
+	const struct rxe_reth *reth = rxe_pkt_hdr(skb, RXE_RETH);
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	u32 len = reth_len(reth), npkts;
+	struct rxe_rd_res *res;
+	struct rxe_mr *mr;
+
+	if (!qp->attr.max_dest_rd_atomic || len > RXE_MAX_MSG_SIZE)
+		return RXE_RESP_NAK_INV;
+	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+		return RXE_RESP_NAK_ACC;
+	if (len) {
+		mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd,
+				       reth_rkey(reth), reth_va(reth), len,
+				       IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return RXE_RESP_NAK_ACC;
+		rxe_mr_put(mr);
+	}
+
+	npkts = max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
+	res = rxe_resp_new_res(qp);
+	res->kind = RXE_READ_MASK;
+	res->first_psn = pkt->psn;
+	res->last_psn = rxe_psn_add(pkt->psn, npkts - 1);
+	res->va = reth_va(reth);
+	res->rkey = reth_rkey(reth);
+	res->length = len;
+
+	rxe_resp_drop_ack(qp);
+	qp->resp.read = res;
+	qp->resp.read_psn = pkt->psn;
+	qp->resp.read_start = pkt->psn;
+	qp->resp.psn = rxe_psn_add(res->last_psn, 1);
+	qp->resp.msn++;
+	return RXE_RESP_OK;
+}
+
+/* Send one atomic ACK with the original value. */
+static void rxe_resp_send_atomic_ack(struct rxe_qp *qp, u32 psn, u64 orig)
+{
+	unsigned int len = RXE_BTH_BYTES + RXE_AETH_BYTES + RXE_ATMACK_BYTES +
+			   RXE_ICRC_SIZE;
+	struct sk_buff *skb;
+
+	skb = rxe_net_alloc_skb(rxe_qp_dev(qp), len);
+	if (!skb) {
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DROP_NOMEM);
+		return;
+	}
+	bth_init((struct rxe_bth *)skb->data, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
+		 false, 0, RXE_DEFAULT_PKEY, qp->attr.dest_qp_num, false, psn);
+	aeth_init((struct rxe_aeth *)(skb->data + RXE_BTH_BYTES),
+		  aeth_syndrome(AETH_TYPE_ACK, AETH_CREDIT_INVALID), qp->resp.msn);
+	atmack_init((struct rxe_atmack *)(skb->data + RXE_BTH_BYTES +
+					  RXE_AETH_BYTES), orig);
+	rxe_net_xmit(qp, &qp->path, qp->src_port, skb);
+}
+
+/*
+ * An atomic request: executed with a real atomic instruction on the
+ * target memory, so it is atomic against the CPUs too, and kept so that a
+ * duplicate gets the same answer without running it again.
+ */
+static enum rxe_resp_result rxe_resp_atomic(struct rxe_qp *qp,
+					    struct sk_buff *skb)
+{
+	const struct rxe_atmeth *atm = rxe_pkt_hdr(skb, RXE_ATMETH);
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	u64 va = atmeth_va(atm), orig;
+	struct rxe_rd_res *res;
+	struct page *page;
+	struct rxe_mr *mr;
+	u64 *addr;
+
+	if (!qp->attr.max_dest_rd_atomic || (va & (sizeof(u64) - 1)))
+		return RXE_RESP_NAK_INV;
+	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
+		return RXE_RESP_NAK_ACC;
+	mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd, atmeth_rkey(atm),
+			       va, sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return RXE_RESP_NAK_ACC;
+
+	addr = rxe_mr_atomic_addr(mr, va, &page);
+	if (!addr) {
+		rxe_mr_put(mr);
+		return RXE_RESP_NAK_ACC;
+	}
+	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
+		orig = cmpxchg64(addr, atmeth_compare(atm),
+				 atmeth_swap_add(atm));
+	else
+		orig = atomic64_fetch_add(atmeth_swap_add(atm),
+					  (atomic64_t *)addr);
+	if (page)
+		kunmap_local(addr);
+	rxe_mr_put(mr);
+
+	res = rxe_resp_new_res(qp);
+	res->kind = RXE_ATOMIC_MASK;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->orig = orig;
+
+	rxe_resp_drop_ack(qp);
+	qp->resp.psn = rxe_psn_add(pkt->psn, 1);
+	qp->resp.msn++;
+	rxe_resp_send_atomic_ack(qp, pkt->psn, orig);
+	return RXE_RESP_OK;
+}
+
+/* Send the next response packet of the READ being answered. */
+static void rxe_resp_send_read(struct rxe_qp *qp)
+{
+	struct rxe_resp *resp = &qp->resp;
+	struct rxe_rd_res *res = resp->read;
+	u32 psn = resp->read_psn, mtu = qp->mtu;
+	u32 offset = rxe_psn_diff(psn, res->first_psn) * mtu;
+	u32 paylen = min(res->length - offset, mtu);
+	bool first = psn == resp->read_start, last = psn == res->last_psn;
+	u8 opcode, pad = (4 - paylen) & 3;
+	const struct rxe_opcode_info *info;
+	struct rxe_buf buf;
+	struct sk_buff *skb;
+	struct rxe_mr *mr;
+	int err;
+
+	if (first)
+		opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
+				IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+	else
+		opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+				IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+	info = &rxe_opcode[opcode];
+
+	skb = rxe_net_alloc_skb(rxe_qp_dev(qp), info->length + paylen + pad +
+				RXE_ICRC_SIZE);
+	if (!skb) {
+		/* Try this response again on the next run. */
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DROP_NOMEM);
+		return;
+	}
+	bth_init((struct rxe_bth *)skb->data, opcode, false, pad,
+		 RXE_DEFAULT_PKEY, qp->attr.dest_qp_num, false, psn);
+	if (info->mask & RXE_AETH_MASK)
+		aeth_init((struct rxe_aeth *)(skb->data + info->offset[RXE_AETH]),
+			  aeth_syndrome(AETH_TYPE_ACK, AETH_CREDIT_INVALID),
+			  resp->msn);
+
+	if (paylen) {
+		mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd, res->rkey,
+				       res->va + offset, paylen,
+				       IB_ACCESS_REMOTE_READ);
+		buf.skb = skb;
+		buf.ptr = NULL;
+		buf.off = info->length;
+		err = mr ? rxe_mr_copy(mr, res->va + offset, &buf, paylen,
+				       RXE_FROM_MR) : -EINVAL;
+		if (mr)
+			rxe_mr_put(mr);
+		if (err) {
+			/* The region went away under the READ. */
+			kfree_skb(skb);
+			resp->read = NULL;
+			rxe_resp_nak(qp, AETH_NAK_REM_ACC_ERR, psn);
+			rxe_qp_set_error(qp);
+			return;
+		}
+	}
+	memset(skb->data + info->length + paylen, 0, pad);
+	rxe_net_xmit(qp, &qp->path, qp->src_port, skb);
+
+	resp->read_psn = rxe_psn_add(psn, 1);
+	if (last)
+		resp->read = NULL;
+}
+
+/* Find the kept READ or atomic a duplicate request asks for again. */
+static struct rxe_rd_res *rxe_resp_find_res(struct rxe_qp *qp, u32 kind,
+					    u32 psn)
+{
+	struct rxe_rd_res *res;
+	u32 i;
+
+	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
+		res = &qp->resp.res[i];
+		if (res->kind == kind &&
+		    rxe_psn_diff(psn, res->first_psn) >= 0 &&
+		    rxe_psn_diff(psn, res->last_psn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
+/* A request we saw before (IBA 9.7.5.1.2): answer it, execute nothing. */
+static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_rd_res *res;
+
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DUP_REQ);
+	if (pkt->mask & RXE_READ_MASK) {
+		res = rxe_resp_find_res(qp, RXE_READ_MASK, pkt->psn);
+		if (res) {
+			rxe_resp_drop_ack(qp);
+			qp->resp.read = res;
+			qp->resp.read_psn = pkt->psn;
+			qp->resp.read_start = pkt->psn;
+		}
+	} else if (pkt->mask & RXE_ATOMIC_MASK) {
+		res = rxe_resp_find_res(qp, RXE_ATOMIC_MASK, pkt->psn);
+		if (res && res->first_psn == pkt->psn)
+			rxe_resp_send_atomic_ack(qp, pkt->psn, res->orig);
+	} else {
+		/* Its ACK was lost: acknowledge everything so far again. */
+		rxe_resp_flush_ack(qp);
+		rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_ACK,
+						    AETH_CREDIT_INVALID),
+				  rxe_psn_add(qp->resp.psn, -1));
+	}
+}
+
+/* Is the opcode the one that may come next (IBA 9.8.3.1)? */
+static bool rxe_resp_in_sequence(const struct rxe_qp *qp, u32 mask)
+{
+	if (qp->resp.msg)
+		return (mask & qp->resp.msg) && !(mask & RXE_START_MASK);
+	return mask & RXE_START_MASK;
+}
+
+/* Execute one request packet. */
+static enum rxe_resp_result rxe_resp_execute(struct rxe_qp *qp,
+					     struct sk_buff *skb,
+					     enum ib_wc_status *status)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	u32 mtu = qp->mtu;
+
+	if (!rxe_resp_in_sequence(qp, pkt->mask))
+		return RXE_RESP_NAK_INV;
+	/* Every packet but a message's last carries a full MTU. */
+	if (pkt->paylen > mtu ||
+	    (!(pkt->mask & RXE_END_MASK) && pkt->paylen != mtu))
+		return RXE_RESP_NAK_INV;
+
+	if (pkt->mask & RXE_SEND_MASK)
+		return rxe_resp_send(qp, skb, status);
+	if (pkt->mask & RXE_WRITE_MASK)
+		return rxe_resp_write(qp, skb, status);
+	if (pkt->mask & RXE_READ_MASK)
+		return rxe_resp_read_req(qp, skb);
+	return rxe_resp_atomic(qp, skb);
+}
+
+/*
+ * A request failed. RC: tell the requester with a NAK (or an RNR NAK, and
+ * keep waiting for the packet), complete the receive WQE in use with the
+ * error, and put the QP in error. UC: drop the rest of the message.
+ */
+static void rxe_resp_fail(struct rxe_qp *qp, struct sk_buff *skb,
+			  enum rxe_resp_result result, enum ib_wc_status status)
+{
+	static const u8 nak_code[] = {
+		[RXE_RESP_NAK_INV] = AETH_NAK_INVALID_REQ,
+		[RXE_RESP_NAK_ACC] = AETH_NAK_REM_ACC_ERR,
+		[RXE_RESP_NAK_OP] = AETH_NAK_REM_OP_ERR,
+	};
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+
+	if (result == RXE_RESP_RNR) {
+		rxe_counter_inc(rxe, RXE_CNT_SND_RNR_ERR);
+		rxe_resp_flush_ack(qp);
+		rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_RNR_NAK,
+						    qp->attr.min_rnr_timer),
+				  pkt->psn);
+		return;
+	}
+
+	if (rxe_qp_type(qp) != IB_QPT_RC) {
+		if (qp->resp.wqe_valid && status != IB_WC_SUCCESS)
+			rxe_resp_complete(qp, NULL, status, 0);
+		if (result == RXE_RESP_DROP && !qp->resp.wqe_valid &&
+		    status == IB_WC_SUCCESS)
+			rxe_counter_inc(rxe, RXE_CNT_DROP_NO_WQE);
+		qp->resp.msg = 0;
+		qp->resp.drop_msg = !(pkt->mask & RXE_END_MASK);
+		return;
+	}
+
+	rxe_resp_flush_ack(qp);
+	rxe_resp_nak(qp, nak_code[result], pkt->psn);
+	if (qp->resp.wqe_valid)
+		rxe_resp_complete(qp, NULL, status == IB_WC_SUCCESS ?
+				  IB_WC_REM_INV_REQ_ERR : status, 0);
+	rxe_qp_set_error(qp);
+}
+
+/* Owe an ACK for this packet; send it when the queue runs dry or it is due. */
+static void rxe_resp_owe_ack(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_resp *resp = &qp->resp;
+
+	if (!bth_ack((struct rxe_bth *)skb->data) &&
+	    !(pkt->mask & RXE_END_MASK))
+		return;
+	resp->ack_pending = true;
+	resp->ack_psn = pkt->psn;
+	if (++resp->ack_count >= RXE_MAX_ACK_COALESCE)
+		rxe_resp_flush_ack(qp);
+}
+
+/* An RC request packet. */
+static void rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	enum rxe_resp_result result;
+	s32 diff = rxe_psn_diff(pkt->psn, qp->resp.psn);
+
+	if (diff > 0) {
+		rxe_counter_inc(rxe, RXE_CNT_OUT_OF_SEQ_REQ);
+		if (!qp->resp.nak_sent) {
+			qp->resp.nak_sent = true;
+			rxe_counter_inc(rxe, RXE_CNT_SND_SEQ_ERR);
+			rxe_resp_flush_ack(qp);
+			rxe_resp_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->resp.psn);
+		}
+		return;
+	}
+	if (diff < 0) {
+		rxe_resp_duplicate(qp, skb);
+		return;
+	}
+	qp->resp.nak_sent = false;
+
+	result = rxe_resp_execute(qp, skb, &status);
+	if (result != RXE_RESP_OK) {
+		rxe_resp_fail(qp, skb, result, status);
+		return;
+	}
+	if (pkt->mask & (RXE_SEND_MASK | RXE_WRITE_MASK)) {
+		qp->resp.psn = rxe_psn_add(pkt->psn, 1);
+		if (pkt->mask & RXE_END_MASK)
+			qp->resp.msn++;
+		rxe_resp_owe_ack(qp, skb);
+	}
+}
+
+/* A UC request packet. */
+static void rxe_resp_uc(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	enum rxe_resp_result result;
+
+	if (pkt->psn != qp->resp.psn || qp->resp.drop_msg) {
+		/* A packet got lost: the rest of its message goes too. */
+		if (!(pkt->mask & RXE_START_MASK)) {
+			qp->resp.drop_msg = true;
+			qp->resp.psn = rxe_psn_add(pkt->psn, 1);
+			return;
+		}
+		qp->resp.drop_msg = false;
+	}
+	qp->resp.psn = rxe_psn_add(pkt->psn, 1);
+
+	/* A new message while one is open: the open one lost its end. */
+	if (pkt->mask & RXE_START_MASK)
+		qp->resp.msg = 0;
+
+	result = rxe_resp_execute(qp, skb, &status);
+	if (result != RXE_RESP_OK)
+		rxe_resp_fail(qp, skb, result, status);
+}
+
+/* A UD (or GSI) datagram. */
+static void rxe_resp_ud(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	enum rxe_resp_result result;
+
+	result = rxe_resp_send(qp, skb, &status);
+	if (result == RXE_RESP_OK)
+		return;
+	if (result == RXE_RESP_DROP && status == IB_WC_SUCCESS) {
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DROP_NO_WQE);
+		return;
+	}
+	/* A datagram that does not fit fails its WQE; the QP lives on. */
+	if (qp->resp.wqe_valid)
+		rxe_resp_complete(qp, NULL, status, 0);
+}
+
+/*
+ * The QP is in error: drop what arrives and complete every receive WQE
+ * of its own receive queue with a flush error. An SRQ keeps its WQEs for
+ * the other QPs.
+ */
+static void rxe_resp_flush(struct rxe_qp *qp)
+{
+	skb_queue_purge(&qp->req_q);
+	qp->resp.read = NULL;
+	qp->resp.ack_pending = false;
+	qp->resp.msg = 0;
+
+	if (qp->resp.wqe_valid)
+		rxe_resp_complete(qp, NULL, IB_WC_WR_FLUSH_ERR, 0);
+	if (qp->srq)
+		return;
+	while (rxe_resp_take_wqe(qp) != RXE_TAKE_EMPTY)
+		rxe_resp_complete(qp, NULL, IB_WC_WR_FLUSH_ERR, 0);
+}
+
+/**
+ * rxe_resp_run() - the receive task
+ * @qp: the QP
+ *
+ * One step: the next READ response, or the next request packet. A
+ * coalesced ACK goes out once the queue is empty.
+ *
+ * Return: true while there is more to do.
+ */
+bool rxe_resp_run(struct rxe_qp *qp)
+{
+	struct sk_buff *skb;
+
+	switch (rxe_qp_state(qp)) {
+	case IB_QPS_ERR:
+		rxe_resp_flush(qp);
+		return false;
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+		skb_queue_purge(&qp->req_q);
+		return false;
+	default:
+		break;
+	}
+
+	if (qp->resp.read) {
+		if (rxe_net_tx_busy(qp))
+			return false;
+		rxe_resp_send_read(qp);
+		return true;
+	}
+
+	skb = skb_dequeue(&qp->req_q);
+	if (!skb) {
+		rxe_resp_flush_ack(qp);
+		return false;
+	}
+
+	switch (rxe_qp_type(qp)) {
+	case IB_QPT_RC:
+		rxe_resp_rc(qp, skb);
+		break;
+	case IB_QPT_UC:
+		rxe_resp_uc(qp, skb);
+		break;
+	default:
+		rxe_resp_ud(qp, skb);
+		break;
+	}
+	consume_skb(skb);
+
+	if (skb_queue_empty(&qp->req_q))
+		rxe_resp_flush_ack(qp);
+	return qp->resp.read || !skb_queue_empty(&qp->req_q);
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The completer: acknowledgements and responses turn send work requests
+ * The completer: acknowledgments and responses turn send work requests
  * into completions.
  *
  * It runs in the send task, before the requester, and owns comp.psn, the
@@ -298,6 +298,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 	const struct rxe_aeth *aeth = rxe_pkt_hdr(skb, RXE_AETH);
 	u32 psn = rxe_skb_pkt(skb)->psn;
 	u8 syn = aeth_syn(aeth);
+	u8 value = FIELD_GET(AETH_VALUE, syn);
 	struct rxe_swqe *stop;
 
 	switch (FIELD_GET(AETH_TYPE, syn)) {
@@ -313,19 +314,18 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 	case AETH_TYPE_RNR_NAK:
 		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
 		if (psn == qp->comp.psn)
-			rxe_comp_rnr(qp, FIELD_GET(AETH_VALUE, syn));
+			rxe_comp_rnr(qp, value);
 		break;
 	case AETH_TYPE_NAK:
 		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
 		if (psn != qp->comp.psn)
 			break;
-		if (FIELD_GET(AETH_VALUE, syn) == AETH_NAK_PSN_SEQ_ERR) {
+		if (value == AETH_NAK_PSN_SEQ_ERR) {
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RCV_SEQ_ERR);
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 			rxe_comp_retry(qp, psn, psn == qp->comp.retried_psn);
 		} else {
-			rxe_comp_fail(qp, rxe_comp_nak_status(FIELD_GET(AETH_VALUE,
-									 syn)));
+			rxe_comp_fail(qp, rxe_comp_nak_status(value));
 		}
 		break;
 	default:
@@ -374,6 +374,7 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 	struct rxe_swqe *wqe;
 	struct rxe_buf buf = { .skb = skb, .off = pkt->hdrlen };
 	u32 offset, want;
+	bool last;
 
 	wqe = rxe_comp_ack(qp, rxe_psn_add(pkt->psn, -1));
 	if (!wqe || !(wqe->mask & RXE_WR_READ) ||
@@ -382,8 +383,8 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 
 	offset = rxe_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
 	want = min(wqe->length - offset, qp->mtu);
-	if (pkt->paylen != want ||
-	    !!(pkt->mask & RXE_END_MASK) != (pkt->psn == wqe->last_psn)) {
+	last = pkt->psn == wqe->last_psn;
+	if (pkt->paylen != want || !!(pkt->mask & RXE_END_MASK) != last) {
 		rxe_comp_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -395,7 +396,7 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 		return;
 	}
 
-	if (pkt->psn == wqe->last_psn) {
+	if (last) {
 		rxe_comp_rd_atomic_done(qp, wqe);
 	} else {
 		qp->comp.psn = rxe_psn_add(pkt->psn, 1);

@@ -193,7 +193,7 @@ static void rxe_cq_fill_user(struct ib_uverbs_wc *uwc, const struct ib_wc *wc)
 	uwc->opcode = wc->opcode;
 	uwc->vendor_err = wc->vendor_err;
 	uwc->byte_len = wc->byte_len;
-	uwc->ex.imm_data = (__force __u32)wc->ex.imm_data;
+	uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp->qp_num;
 	uwc->src_qp = wc->src_qp;
 	uwc->wc_flags = wc->wc_flags;

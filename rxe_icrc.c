@@ -103,12 +103,14 @@ __le32 rxe_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
 }
 
 #ifdef DEBUG
-/**
- * rxe_icrc_selftest() - known answers for the CRC arithmetic
- *
+/*
  * The seed must be the CRC state after 8 bytes of 1s, and combining the
  * CRCs of two halves must give the CRC of the whole, since packets with
  * page fragments are summed piecewise.
+ */
+
+/**
+ * rxe_icrc_selftest() - known answers for the CRC arithmetic
  *
  * Return: true when every check passes.
  */

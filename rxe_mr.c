@@ -368,6 +368,7 @@ struct rxe_mr *rxe_mr_get_local(struct rxe_dev *rxe, const struct ib_pd *pd,
 	*status = IB_WC_LOC_PROT_ERR;
 	if (!mr)
 		return NULL;
+	/* Pairs with the release in rxe_mr_fast_reg(): key and access are new. */
 	if (smp_load_acquire(&mr->state) != RXE_MR_VALID || mr->ibmr.lkey != lkey ||
 	    mr->ibmr.pd != pd || (access & ~mr->access))
 		goto err_put;
@@ -403,6 +404,7 @@ struct rxe_mr *rxe_mr_get_remote(struct rxe_dev *rxe, const struct ib_pd *pd,
 
 	if (!mr)
 		return NULL;
+	/* Pairs with the release in rxe_mr_fast_reg(): key and access are new. */
 	if (smp_load_acquire(&mr->state) != RXE_MR_VALID || mr->ibmr.rkey != rkey ||
 	    mr->ibmr.pd != pd || (access & ~mr->access) ||
 	    !rxe_mr_in_bounds(mr, iova, length)) {

@@ -454,11 +454,13 @@ static struct socket *rxe_net_udp_open(int family)
 	return sock;
 }
 
-/**
- * rxe_net_module_init() - open the RoCEv2 UDP sockets
- *
+/*
  * A host without IPv6 runs on IPv4 alone. The port being taken means
  * another RoCE driver (the in-tree rdma_rxe) is loaded: say so.
+ */
+
+/**
+ * rxe_net_module_init() - open the RoCEv2 UDP sockets
  *
  * Return: 0 or a negative errno.
  */

@@ -8,7 +8,7 @@
  * PSN (rxe_req_rewind()); since a work request always splits into the same
  * packets, sending again from there reproduces the same PSNs.
  *
- * The send task runs the completer first (acknowledgements free room and
+ * The send task runs the completer first (acknowledgments free room and
  * may ask for a retry), then the requester.
  */
 
@@ -287,7 +287,7 @@ static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
 	if (qp->req.offset < wqe->length)
 		return;
 
-	/* Only RC waits for an acknowledgement. */
+	/* Only RC waits for an acknowledgment. */
 	wqe->state = rxe_qp_type(qp) == IB_QPT_RC ? RXE_WQE_SENT : RXE_WQE_DONE;
 	qp->req.index = rxe_sq_next(qp, qp->req.index);
 	qp->req.offset = 0;

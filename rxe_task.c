@@ -232,13 +232,11 @@ void rxe_task_enable(struct rxe_task *task)
 /**
  * rxe_task_module_init() - create the driver's workqueue
  *
- * WQ_MEM_RECLAIM because block and file storage (NVMe, NFS over RDMA)
- * run over us in the memory reclaim path.
- *
  * Return: 0 or -ENOMEM.
  */
 int rxe_task_module_init(void)
 {
+	/* Reclaim-safe: block and file storage (NVMe, NFS) run over us. */
 	rxe_wq = alloc_workqueue("rxe_wq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	return rxe_wq ? 0 : -ENOMEM;
 }

@@ -37,7 +37,7 @@ static int rxe_modify_device(struct ib_device *ibdev, int mask,
 		     IB_DEVICE_MODIFY_NODE_DESC))
 		return -EOPNOTSUPP;
 	if (mask & IB_DEVICE_MODIFY_SYS_IMAGE_GUID)
-		rxe->attr.sys_image_guid = attr->sys_image_guid;
+		rxe->attr.sys_image_guid = cpu_to_be64(attr->sys_image_guid);
 	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
 		memcpy(ibdev->node_desc, attr->node_desc,
 		       sizeof(ibdev->node_desc));

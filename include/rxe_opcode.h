@@ -78,14 +78,12 @@ enum rxe_hdr_type {
 
 /**
  * struct rxe_opcode_info - what an opcode's packets look like
- * @name: the IBA name, for traces
  * @mask: RXE_*_MASK bits: headers present and packet kind; 0 for an
  *	opcode we do not carry
  * @length: bytes of all headers, BTH included; the payload starts here
  * @offset: where each present header starts, from the BTH
  */
 struct rxe_opcode_info {
-	const char *name;
 	u32 mask;
 	u8 length;
 	u8 offset[RXE_NUM_HDR_TYPES];

@@ -101,6 +101,7 @@ static inline u32 rxe_queue_peer_index(const struct rxe_queue *q)
 	const u32 *p = q->side == RXE_QUEUE_KERNEL_PRODUCES ?
 		&q->buf->consumer_index : &q->buf->producer_index;
 
+	/* Pairs with the other side's release of its index. */
 	return smp_load_acquire(p) & q->index_mask;
 }
 
@@ -131,6 +132,7 @@ static inline void rxe_queue_advance(struct rxe_queue *q)
 		&q->buf->producer_index : &q->buf->consumer_index;
 
 	q->kidx = (q->kidx + 1) & q->index_mask;
+	/* Pairs with the other side's acquire in its own ring accessors. */
 	smp_store_release(p, q->kidx);
 }
 
@@ -172,6 +174,7 @@ static inline void rxe_queue_peer_advance(struct rxe_queue *q)
 	u32 *p = q->side == RXE_QUEUE_KERNEL_PRODUCES ?
 		&q->buf->consumer_index : &q->buf->producer_index;
 
+	/* Pairs with rxe_queue_peer_index() on the kernel's side. */
 	smp_store_release(p, (READ_ONCE(*p) + 1) & q->index_mask);
 }
 

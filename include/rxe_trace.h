@@ -16,17 +16,6 @@
 #include "rxe_hdr.h"
 #include "rxe_pkt.h"
 
-#define RXE_TRACE_DROP_REASONS					\
-	{ RXE_CNT_DROP_ICRC, "icrc" },				\
-	{ RXE_CNT_DROP_MALFORMED, "malformed" },		\
-	{ RXE_CNT_DROP_OPCODE, "opcode" },			\
-	{ RXE_CNT_DROP_QPN, "qpn" },				\
-	{ RXE_CNT_DROP_PKEY, "pkey" },				\
-	{ RXE_CNT_DROP_QKEY, "qkey" },				\
-	{ RXE_CNT_DROP_QP_STATE, "qp_state" },			\
-	{ RXE_CNT_DROP_NOMEM, "nomem" },			\
-	{ RXE_CNT_RCVD_CNP, "cnp" }
-
 DECLARE_EVENT_CLASS(rxe_pkt,
 	TP_PROTO(const struct rxe_dev *rxe, const struct rxe_bth *bth,
 		 unsigned int len),
@@ -76,7 +65,16 @@ TRACE_EVENT(rxe_pkt_drop,
 		__entry->reason = reason;
 	),
 	TP_printk("%s len=%u reason=%s", __get_str(dev), __entry->len,
-		  __print_symbolic(__entry->reason, RXE_TRACE_DROP_REASONS))
+		  __print_symbolic(__entry->reason,
+				   { RXE_CNT_DROP_ICRC, "icrc" },
+				   { RXE_CNT_DROP_MALFORMED, "malformed" },
+				   { RXE_CNT_DROP_OPCODE, "opcode" },
+				   { RXE_CNT_DROP_QPN, "qpn" },
+				   { RXE_CNT_DROP_PKEY, "pkey" },
+				   { RXE_CNT_DROP_QKEY, "qkey" },
+				   { RXE_CNT_DROP_QP_STATE, "qp_state" },
+				   { RXE_CNT_DROP_NOMEM, "nomem" },
+				   { RXE_CNT_RCVD_CNP, "cnp" }))
 );
 
 TRACE_EVENT(rxe_retry,

@@ -217,7 +217,7 @@ struct rxe_mw {
  * enum rxe_wqe_state - progress of a send work request
  * @RXE_WQE_POSTED: not yet taken by the requester
  * @RXE_WQE_ACTIVE: the requester is sending it
- * @RXE_WQE_SENT: every packet is out; waiting for the acknowledgement
+ * @RXE_WQE_SENT: every packet is out; waiting for the acknowledgment
  * @RXE_WQE_DONE: finished; the completer may retire it
  * @RXE_WQE_ERROR: failed with @status; the completer retires it
  */

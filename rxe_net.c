@@ -164,14 +164,19 @@ static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-/* Runs when the network stack is done with one of our skbs. */
+/*
+ * Runs when the network stack is done with one of our skbs. That can be
+ * deep inside a driver holding its transmit queue lock (virtio-net frees
+ * sent skbs under it), so the tasks that wait for room are only
+ * scheduled here, never run: they would transmit into that same lock.
+ */
 static void rxe_net_tx_done(struct sk_buff *skb)
 {
 	struct rxe_qp *qp = skb_shinfo(skb)->destructor_arg;
 
 	if (atomic_dec_return(&qp->skb_inflight) == RXE_INFLIGHT_SKBS_LOW) {
-		rxe_task_run(&qp->send_task);
-		rxe_task_run(&qp->recv_task);
+		rxe_task_sched(&qp->send_task);
+		rxe_task_sched(&qp->recv_task);
 	}
 	rxe_obj_put(&qp->obj);
 }

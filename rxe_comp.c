@@ -259,6 +259,20 @@ static void rxe_comp_retry(struct rxe_qp *qp, u32 psn, bool counts)
 	rxe_comp_arm_timer(qp);
 }
 
+/*
+ * Responses are missing before one that arrived: ask again from the first
+ * missing PSN. Once per gap: the rest of the old request's responses are
+ * still arriving, and each would look like a new gap. If the request sent
+ * again is lost as well, the ACK timer retries it, and that one counts.
+ */
+static void rxe_comp_gap(struct rxe_qp *qp)
+{
+	if (qp->comp.psn == qp->comp.retried_psn)
+		return;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
+	rxe_comp_retry(qp, qp->comp.psn, false);
+}
+
 /* An RNR NAK: wait as long as the responder asked, then send again. */
 static void rxe_comp_rnr(struct rxe_qp *qp, u8 code)
 {
@@ -305,11 +319,8 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 	case AETH_TYPE_ACK:
 		stop = rxe_comp_ack(qp, psn);
 		/* ACKed past a READ or atomic: its response got lost. */
-		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0) {
-			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-			rxe_comp_retry(qp, qp->comp.psn,
-				       qp->comp.psn == qp->comp.retried_psn);
-		}
+		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0)
+			rxe_comp_gap(qp);
 		break;
 	case AETH_TYPE_RNR_NAK:
 		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
@@ -346,11 +357,8 @@ static bool rxe_comp_rsp_in_order(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		return false;
 	if (psn == qp->comp.psn)
 		return true;
-	if (rxe_psn_diff(psn, qp->comp.psn) > 0) {
-		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-		rxe_comp_retry(qp, qp->comp.psn,
-			       qp->comp.psn == qp->comp.retried_psn);
-	}
+	if (rxe_psn_diff(psn, qp->comp.psn) > 0)
+		rxe_comp_gap(qp);
 	return false;
 }
 

@@ -430,6 +430,7 @@ struct rxe_rd_res {
  * @rkey: the open WRITE's key
  * @length: the open WRITE's length
  * @nak_sent: a NAK-PSN-sequence-error went out for the current gap
+ * @oos_psn: the last PSN seen ahead of @psn since that NAK
  * @drop_msg: UC: drop packets until the next first or only one
  * @wqe_valid: @wqe holds the receive WQE of the open SEND
  * @wqe: the receive WQE in use, with room for the largest SGE list
@@ -453,6 +454,7 @@ struct rxe_resp {
 	u32 rkey;
 	u32 length;
 	bool nak_sent;
+	u32 oos_psn;
 	bool drop_msg;
 	bool wqe_valid;
 	struct rxe_rwqe *wqe;

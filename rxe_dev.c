@@ -133,7 +133,10 @@ static void rxe_dev_init_attr(struct rxe_dev *rxe)
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_SRQ_RESIZE;
+				 IB_DEVICE_SRQ_RESIZE |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = RXE_MAX_SGE;
 	attr->max_recv_sge = RXE_MAX_SGE;
@@ -141,7 +144,7 @@ static void rxe_dev_init_attr(struct rxe_dev *rxe)
 	attr->max_cq = RXE_MAX_CQ;
 	attr->max_cqe = RXE_MAX_CQE;
 	attr->max_mr = RXE_MAX_MR;
-	attr->max_mw = 0;
+	attr->max_mw = RXE_MAX_MW;
 	attr->max_pd = RXE_MAX_PD;
 	attr->max_qp_rd_atom = RXE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = RXE_MAX_QP_RD_ATOM;
@@ -155,7 +158,7 @@ static void rxe_dev_init_attr(struct rxe_dev *rxe)
 	attr->max_srq = RXE_MAX_SRQ;
 	attr->max_srq_wr = RXE_MAX_SRQ_WR;
 	attr->max_srq_sge = RXE_MAX_SRQ_SGE;
-	attr->max_fast_reg_page_list_len = 0;
+	attr->max_fast_reg_page_list_len = RXE_MAX_FAST_REG_PAGES;
 	attr->max_pkeys = RXE_MAX_PKEYS;
 	attr->local_ca_ack_delay = RXE_LOCAL_CA_ACK_DELAY;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Memory regions.
+ * Memory regions and windows.
  *
  * A key is (index << 8) | variant: the index names the entry in the
  * device's key table, the low byte tells a stale key from the live one.
@@ -318,19 +318,25 @@ int rxe_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* The table entry of a key, under RCU: an MR or an MW, by its tag. */
+static void *rxe_mr_entry_rcu(struct rxe_dev *rxe, u32 key, unsigned int *tag)
+{
+	void *entry = xa_load(&rxe->key_xa, key >> 8);
+
+	*tag = entry ? xa_pointer_tag(entry) : 0;
+	return entry ? xa_untag_pointer(entry) : NULL;
+}
+
 /* Look a key up and take a reference on the MR it names. */
 static struct rxe_mr *rxe_mr_lookup(struct rxe_dev *rxe, u32 key)
 {
-	struct rxe_mr *mr = NULL;
-	void *entry;
+	struct rxe_mr *mr;
+	unsigned int tag;
 
 	rcu_read_lock();
-	entry = xa_load(&rxe->key_xa, key >> 8);
-	if (entry && xa_pointer_tag(entry) == RXE_KEY_TAG_MR) {
-		mr = xa_untag_pointer(entry);
-		if (!rxe_obj_get(&mr->obj))
-			mr = NULL;
-	}
+	mr = rxe_mr_entry_rcu(rxe, key, &tag);
+	if (mr && (tag != RXE_KEY_TAG_MR || !rxe_obj_get(&mr->obj)))
+		mr = NULL;
 	rcu_read_unlock();
 	return mr;
 }
@@ -383,11 +389,40 @@ err_put:
 	return NULL;
 }
 
+/*
+ * A peer's access through a memory window: the window must be bound and
+ * grant the access over the whole range; a type 1 window belongs to the
+ * QP's PD, a type 2 window to the QP itself. Return its MR with a
+ * reference.
+ */
+static struct rxe_mr *rxe_mw_get_remote(const struct rxe_qp *qp,
+					struct rxe_mw *mw, u32 rkey, u64 iova,
+					u64 length, u32 access)
+{
+	struct rxe_mr *mr = NULL;
+	unsigned long flags;
+	u64 end;
+
+	spin_lock_irqsave(&mw->lock, flags);
+	if (mw->state != RXE_MR_VALID || mw->ibmw.rkey != rkey ||
+	    mw->ibmw.pd != qp->ibqp.pd || (access & ~mw->access))
+		goto out;
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num)
+		goto out;
+	if (check_add_overflow(iova, length, &end) || iova < mw->addr ||
+	    end > mw->addr + mw->length)
+		goto out;
+	if (rxe_obj_get(&mw->mr->obj))
+		mr = mw->mr;
+out:
+	spin_unlock_irqrestore(&mw->lock, flags);
+	return mr;
+}
+
 /**
  * rxe_mr_get_remote() - check an rkey for a peer's access
- * @rxe: the device
- * @pd: the PD of the QP the request arrived on
- * @rkey: the key from the request
+ * @qp: the QP the request arrived on; its PD must own the key
+ * @rkey: the key from the request: an MR's or a memory window's
  * @iova: first byte accessed
  * @length: bytes accessed
  * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC
@@ -395,18 +430,28 @@ err_put:
  * Every failure is a remote access error for the peer, so no reason is
  * returned.
  *
- * Return: the MR with a reference, or NULL.
+ * Return: the MR holding the bytes, with a reference, or NULL.
  */
-struct rxe_mr *rxe_mr_get_remote(struct rxe_dev *rxe, const struct ib_pd *pd,
-				 u32 rkey, u64 iova, u64 length, u32 access)
+struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
+				 u64 length, u32 access)
 {
-	struct rxe_mr *mr = rxe_mr_lookup(rxe, rkey);
+	struct rxe_mr *mr = NULL;
+	unsigned int tag;
+	void *entry;
 
-	if (!mr)
-		return NULL;
+	rcu_read_lock();
+	entry = rxe_mr_entry_rcu(rxe_qp_dev(qp), rkey, &tag);
+	if (entry && tag == RXE_KEY_TAG_MW)
+		mr = rxe_mw_get_remote(qp, entry, rkey, iova, length, access);
+	else if (entry && rxe_obj_get(&((struct rxe_mr *)entry)->obj))
+		mr = entry;
+	rcu_read_unlock();
+	if (!mr || tag == RXE_KEY_TAG_MW)
+		return mr;
+
 	/* Pairs with the release in rxe_mr_fast_reg(): key and access are new. */
 	if (smp_load_acquire(&mr->state) != RXE_MR_VALID || mr->ibmr.rkey != rkey ||
-	    mr->ibmr.pd != pd || (access & ~mr->access) ||
+	    mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access) ||
 	    !rxe_mr_in_bounds(mr, iova, length)) {
 		rxe_mr_put(mr);
 		return NULL;
@@ -548,21 +593,78 @@ static enum ib_wc_status rxe_mr_fast_reg(struct rxe_qp *qp, struct rxe_mr *mr,
 	return IB_WC_SUCCESS;
 }
 
-/**
- * rxe_mr_invalidate() - invalidate a fast-registration MR by key
- * @qp: the QP asking (LOCAL_INV, or a received SEND with invalidate);
- *	the MR must belong to its PD
- * @rkey: the key; all 32 bits must match
- *
- * Return: 0, or -EINVAL when the key names no such MR.
- */
-int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey)
+/* Unbind a window; the caller drops the MR it returns, outside the lock. */
+static struct rxe_mr *rxe_mw_unbind(struct rxe_mw *mw)
+	__must_hold(&mw->lock)
 {
-	struct rxe_mr *mr = rxe_mr_lookup(rxe_qp_dev(qp), rkey);
+	struct rxe_mr *mr = mw->mr;
+
+	lockdep_assert_held(&mw->lock);
+	mw->mr = NULL;
+	mw->state = RXE_MR_INVALID;
+	mw->length = 0;
+	mw->access = 0;
+	return mr;
+}
+
+static void rxe_mw_drop_mr(struct rxe_mr *mr)
+{
+	if (mr) {
+		atomic_dec(&mr->num_mw);
+		rxe_mr_put(mr);
+	}
+}
+
+/*
+ * Invalidate a type 2 window (IBA 10.6.7.2.5): bound, of the QP's PD, and
+ * for a remote invalidation bound to this very QP.
+ */
+static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
+			     bool remote)
+{
+	struct rxe_mr *mr = NULL;
+	unsigned long flags;
 	int err = -EINVAL;
 
+	spin_lock_irqsave(&mw->lock, flags);
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->state == RXE_MR_VALID &&
+	    mw->ibmw.rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	    (!remote || mw->qpn == qp->ibqp.qp_num)) {
+		mr = rxe_mw_unbind(mw);
+		err = 0;
+	}
+	spin_unlock_irqrestore(&mw->lock, flags);
+	rxe_mw_drop_mr(mr);
+	return err;
+}
+
+/**
+ * rxe_mr_invalidate() - invalidate a key
+ * @qp: the QP asking (LOCAL_INV, or a received SEND with invalidate); the
+ *	key must belong to its PD
+ * @rkey: the key; all 32 bits must match. A fast-registration MR's or a
+ *	type 2 memory window's.
+ * @remote: a peer asked; a window must then be bound to @qp
+ *
+ * Return: 0, or -EINVAL when the key names nothing that may be invalidated.
+ */
+int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey, bool remote)
+{
+	struct rxe_mr *mr = NULL;
+	unsigned int tag;
+	void *entry;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	entry = rxe_mr_entry_rcu(rxe_qp_dev(qp), rkey, &tag);
+	if (entry && tag == RXE_KEY_TAG_MW)
+		err = rxe_mw_invalidate(qp, entry, rkey, remote);
+	else if (entry && rxe_obj_get(&((struct rxe_mr *)entry)->obj))
+		mr = entry;
+	rcu_read_unlock();
 	if (!mr)
 		return err;
+
 	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG && mr->ibmr.rkey == rkey &&
 	    mr->ibmr.pd == qp->ibqp.pd && !atomic_read(&mr->num_mw)) {
 		WRITE_ONCE(mr->state, RXE_MR_INVALID);
@@ -570,6 +672,146 @@ int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey)
 	}
 	rxe_mr_put(mr);
 	return err;
+}
+
+/* The MR a bind names, checked for the range and rights it will grant. */
+static struct rxe_mr *rxe_mw_bind_mr(struct rxe_qp *qp,
+				     const struct rxe_swqe *wqe)
+{
+	u32 access = wqe->wr.mw.access;
+	struct rxe_mr *mr;
+
+	mr = rxe_mr_lookup(rxe_qp_dev(qp), wqe->wr.mw.mr_lkey);
+	if (!mr)
+		return NULL;
+	if (mr->ibmr.lkey != wqe->wr.mw.mr_lkey ||
+	    smp_load_acquire(&mr->state) != RXE_MR_VALID ||
+	    mr->ibmr.pd != qp->ibqp.pd || !(mr->access & IB_ACCESS_MW_BIND) ||
+	    rxe_mr_is_dma(mr) ||
+	    !rxe_mr_in_bounds(mr, wqe->wr.mw.addr, wqe->wr.mw.length) ||
+	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	     !(mr->access & IB_ACCESS_LOCAL_WRITE))) {
+		rxe_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/*
+ * BIND_MW (IBA 10.6.7.2): give a window of the QP's PD a range of an MR
+ * with MW_BIND rights, the rights it grants, and a new key whose index is
+ * its own. A type 1 window may be bound again (length 0 unbinds); a type 2
+ * window only once invalidated, and only for this QP.
+ */
+static enum ib_wc_status rxe_mw_bind(struct rxe_qp *qp,
+				     const struct rxe_swqe *wqe)
+{
+	u32 rkey = wqe->wr.mw.mw_rkey, access = wqe->wr.mw.access;
+	u32 new_rkey = (rkey & ~0xffU) | (wqe->wr.mw.rkey & 0xff);
+	struct rxe_mr *mr = NULL, *old = NULL;
+	enum ib_wc_status status = IB_WC_MW_BIND_ERR;
+	unsigned long flags;
+	struct rxe_mw *mw;
+	unsigned int tag;
+
+	if (access & ~(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_ATOMIC))
+		return status;
+	if (wqe->wr.mw.length) {
+		mr = rxe_mw_bind_mr(qp, wqe);
+		if (!mr)
+			return status;
+	}
+
+	rcu_read_lock();
+	mw = rxe_mr_entry_rcu(rxe_qp_dev(qp), rkey, &tag);
+	if (!mw || tag != RXE_KEY_TAG_MW)
+		goto out_unlock_rcu;
+
+	spin_lock_irqsave(&mw->lock, flags);
+	if (mw->ibmw.rkey != rkey || mw->ibmw.pd != qp->ibqp.pd)
+		goto out_unlock;
+	if (mw->ibmw.type == IB_MW_TYPE_2 &&
+	    (mw->state != RXE_MR_INVALID || !mr))
+		goto out_unlock;
+
+	old = rxe_mw_unbind(mw);
+	if (mr) {
+		atomic_inc(&mr->num_mw);
+		mw->mr = mr;
+		mw->addr = wqe->wr.mw.addr;
+		mw->length = wqe->wr.mw.length;
+		mw->access = access;
+		mw->qpn = qp->ibqp.qp_num;
+		mw->state = RXE_MR_VALID;
+		mr = NULL;
+	}
+	mw->ibmw.rkey = new_rkey;
+	status = IB_WC_SUCCESS;
+out_unlock:
+	spin_unlock_irqrestore(&mw->lock, flags);
+out_unlock_rcu:
+	rcu_read_unlock();
+	if (mr)
+		rxe_mr_put(mr);
+	rxe_mw_drop_mr(old);
+	return status;
+}
+
+/**
+ * rxe_mw_alloc() - the alloc_mw verb
+ * @ibmw: the MW ib_core allocated, with its type
+ * @udata: unused
+ *
+ * Return: 0 or a negative errno.
+ */
+int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibmw->device);
+	struct rxe_mw *mw = to_rxe_mw(ibmw);
+	u32 index;
+	int err;
+
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
+	if (err)
+		return err;
+
+	spin_lock_init(&mw->lock);
+	mw->state = RXE_MR_INVALID;
+	mw->mr = NULL;
+	err = xa_alloc_bh(&rxe->key_xa, &index,
+			  xa_tag_pointer(mw, RXE_KEY_TAG_MW),
+			  XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
+	if (err) {
+		rxe_limit_drop(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
+		return err == -EBUSY ? -ENOMEM : err;
+	}
+	ibmw->rkey = index << 8 | (get_random_u32() & 0xff);
+	return 0;
+}
+
+/**
+ * rxe_mw_dealloc() - the dealloc_mw verb
+ * @ibmw: the MW; bound or not
+ *
+ * Return: 0.
+ */
+int rxe_mw_dealloc(struct ib_mw *ibmw)
+{
+	struct rxe_dev *rxe = to_rxe_dev(ibmw->device);
+	struct rxe_mw *mw = to_rxe_mw(ibmw);
+	struct rxe_mr *mr;
+
+	xa_erase_bh(&rxe->key_xa, ibmw->rkey >> 8);
+	/* Lookups use the window under RCU; ib_core frees it once we return. */
+	synchronize_rcu();
+
+	spin_lock_bh(&mw->lock);
+	mr = rxe_mw_unbind(mw);
+	spin_unlock_bh(&mw->lock);
+	rxe_mw_drop_mr(mr);
+	rxe_limit_drop(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
+	return 0;
 }
 
 /**
@@ -589,12 +831,14 @@ void rxe_mr_local_op(struct rxe_qp *qp, struct rxe_swqe *wqe)
 					 wqe->wr.reg.access);
 		break;
 	case IB_WR_LOCAL_INV:
-		status = rxe_mr_invalidate(qp, wqe->ex.invalidate_rkey) ?
+		status = rxe_mr_invalidate(qp, wqe->ex.invalidate_rkey, false) ?
 			 IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 		break;
+	case IB_WR_BIND_MW:
+		status = rxe_mw_bind(qp, wqe);
+		break;
 	default:
-		/* No memory windows are offered (max_mw is 0). */
-		status = IB_WC_MW_BIND_ERR;
+		status = IB_WC_LOC_QP_OP_ERR;
 		break;
 	}
 	wqe->status = status;

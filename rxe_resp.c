@@ -372,7 +372,8 @@ static enum rxe_resp_result rxe_resp_send(struct rxe_qp *qp,
 
 	resp->msg = 0;
 	if ((pkt->mask & RXE_IETH_MASK) &&
-	    rxe_mr_invalidate(qp, ieth_rkey(rxe_pkt_hdr(skb, RXE_IETH)))) {
+	    rxe_mr_invalidate(qp, ieth_rkey(rxe_pkt_hdr(skb, RXE_IETH)),
+			      true)) {
 		*status = IB_WC_LOC_PROT_ERR;
 		return RXE_RESP_NAK_INV;
 	}
@@ -430,7 +431,7 @@ static enum rxe_resp_result rxe_resp_write(struct rxe_qp *qp,
 	}
 
 	if (pkt->paylen) {
-		mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd, resp->rkey,
+		mr = rxe_mr_get_remote(qp, resp->rkey,
 				       resp->va + resp->offset, pkt->paylen,
 				       IB_ACCESS_REMOTE_WRITE);
 		if (!mr) {
@@ -480,7 +481,7 @@ static enum rxe_resp_result rxe_resp_read_req(struct rxe_qp *qp,
 	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
 		return RXE_RESP_NAK_ACC;
 	if (len) {
-		mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd,
+		mr = rxe_mr_get_remote(qp,
 				       reth_rkey(reth), reth_va(reth), len,
 				       IB_ACCESS_REMOTE_READ);
 		if (!mr)
@@ -547,7 +548,7 @@ static enum rxe_resp_result rxe_resp_atomic(struct rxe_qp *qp,
 		return RXE_RESP_NAK_INV;
 	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
 		return RXE_RESP_NAK_ACC;
-	mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd, atmeth_rkey(atm),
+	mr = rxe_mr_get_remote(qp, atmeth_rkey(atm),
 			       va, sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return RXE_RESP_NAK_ACC;
@@ -619,7 +620,7 @@ static void rxe_resp_send_read(struct rxe_qp *qp)
 			  resp->msn);
 
 	if (paylen) {
-		mr = rxe_mr_get_remote(rxe_qp_dev(qp), qp->ibqp.pd, res->rkey,
+		mr = rxe_mr_get_remote(qp, res->rkey,
 				       res->va + offset, paylen,
 				       IB_ACCESS_REMOTE_READ);
 		buf.skb = skb;

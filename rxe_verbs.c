@@ -147,6 +147,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 
 	.alloc_hw_port_stats = rxe_counters_alloc_port_stats,
 	.alloc_mr = rxe_mr_alloc,
+	.alloc_mw = rxe_mw_alloc,
 	.alloc_pd = rxe_alloc_pd,
 	.alloc_ucontext = rxe_alloc_ucontext,
 	.create_ah = rxe_av_create_ah,
@@ -155,6 +156,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 	.create_srq = rxe_srq_create,
 	.create_user_ah = rxe_av_create_ah,
 	.dealloc_driver = rxe_dev_dealloc,
+	.dealloc_mw = rxe_mw_dealloc,
 	.dealloc_pd = rxe_dealloc_pd,
 	.dealloc_ucontext = rxe_dealloc_ucontext,
 	.dereg_mr = rxe_mr_dereg,
@@ -189,6 +191,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rxe_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rxe_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, rxe_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, rxe_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rxe_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rxe_srq, ibsrq),

@@ -44,8 +44,10 @@ int rxe_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
 struct rxe_mr *rxe_mr_get_local(struct rxe_dev *rxe, const struct ib_pd *pd,
 				u32 lkey, u64 iova, u64 length, u32 access,
 				enum ib_wc_status *status);
-struct rxe_mr *rxe_mr_get_remote(struct rxe_dev *rxe, const struct ib_pd *pd,
-				 u32 rkey, u64 iova, u64 length, u32 access);
+struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
+				 u64 length, u32 access);
+int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata);
+int rxe_mw_dealloc(struct ib_mw *ibmw);
 void rxe_mr_put(struct rxe_mr *mr);
 int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
 		u32 length, enum rxe_copy_dir dir);
@@ -53,7 +55,7 @@ int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct rxe_buf *buf, u32 length,
 		    enum rxe_copy_dir dir, u32 access, enum ib_wc_status *status);
 void rxe_mr_local_op(struct rxe_qp *qp, struct rxe_swqe *wqe);
-int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey);
+int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey, bool remote);
 void *rxe_mr_atomic_addr(struct rxe_mr *mr, u64 iova, struct page **page);
 
 #endif /* RXE_MR_H */

@@ -191,23 +191,24 @@ struct rxe_mr {
 
 /**
  * struct rxe_mw - a memory window
- * @ibmw: ib_core's MW, with the rkey
- * @obj: references from packets that use it
- * @lock: protects @state, @mr, @qp, @addr, @length and @access
+ * @ibmw: ib_core's MW; ibmw.rkey is its current key
+ * @lock: protects @state, @mr, @qpn, @addr, @length, @access and the key
  * @state: see enum rxe_mr_state
  * @mr: the MR it is bound to, with a reference, or NULL
- * @qp: the QP a type 2 window is bound to, or NULL
+ * @qpn: the QP a type 2 window is bound to
  * @addr: first byte it grants
  * @length: bytes it grants
- * @access: IB_ACCESS_* flags it grants
+ * @access: IB_ACCESS_REMOTE_* rights it grants
+ *
+ * Lookups find it under RCU and use it under @lock only; dealloc waits a
+ * grace period after unpublishing it, so it needs no reference count.
  */
 struct rxe_mw {
 	struct ib_mw ibmw;
-	struct rxe_obj obj;
-	spinlock_t lock; /* state, mr, qp, addr, length, access */
+	spinlock_t lock; /* state, mr, qpn, addr, length, access, rkey */
 	enum rxe_mr_state state;
 	struct rxe_mr *mr;
-	struct rxe_qp *qp;
+	u32 qpn;
 	u64 addr;
 	u64 length;
 	u32 access;

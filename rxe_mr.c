@@ -684,8 +684,9 @@ static struct rxe_mr *rxe_mw_bind_mr(struct rxe_qp *qp,
 	mr = rxe_mr_lookup(rxe_qp_dev(qp), wqe->wr.mw.mr_lkey);
 	if (!mr)
 		return NULL;
-	if (mr->ibmr.lkey != wqe->wr.mw.mr_lkey ||
-	    smp_load_acquire(&mr->state) != RXE_MR_VALID ||
+	/* Pairs with the release in rxe_mr_fast_reg(): key and access are new. */
+	if (smp_load_acquire(&mr->state) != RXE_MR_VALID ||
+	    mr->ibmr.lkey != wqe->wr.mw.mr_lkey ||
 	    mr->ibmr.pd != qp->ibqp.pd || !(mr->access & IB_ACCESS_MW_BIND) ||
 	    rxe_mr_is_dma(mr) ||
 	    !rxe_mr_in_bounds(mr, wqe->wr.mw.addr, wqe->wr.mw.length) ||

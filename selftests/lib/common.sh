@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Host-side helpers shared by run.sh, demo.sh and vm.sh. Source it; it
+# sets SELFTESTS (this folder) and REPO (the repository root).
+
+SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$SELFTESTS/.." && pwd)
+export SELFTESTS REPO
+
+say() { printf '%s\n' "$*"; }
+warn() { printf '%s\n' "$*" >&2; }
+die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 1; }
+
+# Print the last $2 (default 30) lines of file $1 indented, for CI logs.
+tail_indented() {
+	[ -s "$1" ] || return 0
+	tail -n "${2:-30}" "$1" | sed 's/^/    | /'
+}
+
+# Build the module against the headers of the guest kernel, into $1 (log).
+build_module() {
+	local log=$1 kdir=/usr/src/linux-headers-$KVER
+
+	[ -d "$kdir" ] || {
+		echo "no headers for $KVER in $kdir: run selftests/setup.sh" >"$log"
+		return 1
+	}
+	make -C "$REPO" KDIR="$kdir" >"$log" 2>&1
+}

@@ -1,0 +1,416 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for test scripts, sourced inside the guest:
+#
+#   . "$REPO/selftests/lib/guest.sh"
+#
+# The environment comes from the host (lib/vm.sh): GUEST (a|b), NGUESTS,
+# MY_IP, PEER_IP, MY_IP6, PEER_IP6, REPO, RESULTS, KVER, RXE_IMPL...
+#
+# Checks print "ok - what" or "not ok - what" plus the end of the
+# command's output and its exit code; `finish` exits non-zero when any
+# check failed. The full output of every check goes to
+# $RESULTS/$GUEST/checks.log, failed descriptions to $RESULTS/$GUEST/failed.
+#
+#   check "what" cmd args...         cmd must succeed
+#   expect_fail "what" cmd args...   cmd must fail
+#   check_match "what" REGEX cmd...  cmd must succeed and print a line matching REGEX
+#   show cmd args...                 print "$ cmd" and all its output; must succeed
+#   fail "why"                       record a failure
+#   finish                           summary and exit status; call it last
+#
+# External commands run under `timeout $CHECK_TIMEOUT` (default 120 s);
+# shell functions run as they are.
+
+set -euo pipefail
+
+GUEST=${GUEST:-a}
+NGUESTS=${NGUESTS:-1}
+RESULTS=${RESULTS:-/tmp/rxe-results}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
+BARRIER_TIMEOUT=${BARRIER_TIMEOUT:-120}
+# Per-guest implementation: RXE_IMPL_A / RXE_IMPL_B override RXE_IMPL.
+_impl_var=RXE_IMPL_${GUEST^^}
+RXE_IMPL=${!_impl_var:-${RXE_IMPL:-ours}}
+RXE_KO=${RXE_KO:-$REPO/rdma_rxe.ko}
+export RXE_IMPL RXE_KO
+
+_out=$RESULTS/$GUEST
+mkdir -p "$_out"
+_checks=0
+_failed=()
+_finished=0
+
+# Unexpected errors outside a check (set -e) must still say where.
+_on_exit() {
+	local rc=$?
+
+	[ "$_finished" = 1 ] && return
+	echo "not ok - test script aborted with status $rc (a command outside a check failed; see above)"
+	echo "test script aborted with status $rc" >>"$_out/failed"
+	[ "$rc" != 0 ] || exit 1
+}
+trap _on_exit EXIT
+trap 'echo "# error: \"$BASH_COMMAND\" failed with status $? at ${BASH_SOURCE[0]}:$LINENO"' ERR
+
+_record_failure() {
+	_failed+=("$1")
+	echo "$1" >>"$_out/failed"
+}
+
+# _run LOG cmd...: run cmd with stdout+stderr to LOG, return its status.
+# Sets _took to the time it took ("1.23s").
+_run() {
+	local log=$1 rc=0 t0=${EPOCHREALTIME/./}
+
+	shift
+	# Which command a hung test is in: the last of these without a result.
+	echo ">>> $*" >>"$_out/checks.log"
+	if [ "$(type -t "$1")" = file ]; then
+		timeout -k 5 "$CHECK_TIMEOUT" "$@" >"$log" 2>&1 </dev/null || rc=$?
+		[ "$rc" != 124 ] || echo "(timed out after ${CHECK_TIMEOUT}s)" >>"$log"
+	else
+		"$@" >"$log" 2>&1 </dev/null || rc=$?
+	fi
+	t0=$((${EPOCHREALTIME/./} - t0))
+	_took=$((t0 / 1000000)).$(printf '%02d' $((t0 / 10000 % 100)))s
+	return "$rc"
+}
+
+# _report OK WHAT LOG RC: print and record one check.
+_report() {
+	local ok=$1 what=$2 log=$3 rc=$4
+
+	_checks=$((_checks + 1))
+	{
+		echo "=== $(if [ "$ok" = 1 ]; then echo ok; else echo "not ok"; fi) - $what (exit $rc, $_took)"
+		cat "$log"
+	} >>"$_out/checks.log"
+	if [ "$ok" = 1 ]; then
+		echo "ok - $what"
+		[ "${RXE_VERBOSE:-0}" != 1 ] || sed 's/^/    /' "$log"
+	else
+		echo "not ok - $what"
+		tail -n 40 "$log" | sed 's/^/    /'
+		echo "    (exit code $rc)"
+		_record_failure "$what"
+	fi
+}
+
+check() {
+	local what=$1 log rc=0
+
+	shift
+	log=$(mktemp)
+	_run "$log" "$@" || rc=$?
+	_report "$((rc == 0))" "$what" "$log" "$rc"
+	rm -f "$log"
+	return 0
+}
+
+expect_fail() {
+	local what=$1 log rc=0
+
+	shift
+	log=$(mktemp)
+	_run "$log" "$@" || rc=$?
+	[ "$rc" != 124 ] || echo "(a timeout is not the expected failure)" >>"$log"
+	_report "$((rc != 0 && rc != 124))" "$what" "$log" "$rc"
+	rm -f "$log"
+	return 0
+}
+
+check_match() {
+	local what=$1 regex=$2 log rc=0 ok=0
+
+	shift 2
+	log=$(mktemp)
+	_run "$log" "$@" || rc=$?
+	if [ "$rc" = 0 ]; then
+		if grep -qE -- "$regex" "$log"; then
+			ok=1
+		else
+			echo "(no line matches /$regex/)" >>"$log"
+		fi
+	fi
+	_report "$ok" "$what" "$log" "$rc"
+	rm -f "$log"
+	return 0
+}
+
+# show cmd args...: print "$ cmd args" and the command's whole output, for
+# demos and debugging; a failure is recorded like a failed check.
+show() {
+	local log rc=0
+
+	log=$(mktemp)
+	echo "\$ $*"
+	_run "$log" "$@" || rc=$?
+	cat "$log"
+	{
+		echo "=== show: $* (exit $rc, $_took)"
+		cat "$log"
+	} >>"$_out/checks.log"
+	rm -f "$log"
+	_checks=$((_checks + 1))
+	if [ "$rc" != 0 ]; then
+		echo "not ok - $* (exit code $rc)"
+		_record_failure "$*"
+	fi
+	return 0
+}
+
+fail() {
+	_checks=$((_checks + 1))
+	echo "not ok - $*"
+	_record_failure "$*"
+}
+
+# info "text": a comment line in the test log.
+info() {
+	echo "# $*"
+}
+
+finish() {
+	_finished=1
+	echo "# guest $GUEST: $_checks checks, ${#_failed[@]} failed"
+	if [ "${#_failed[@]}" != 0 ]; then
+		printf '#   failed: %s\n' "${_failed[@]}"
+		exit 1
+	fi
+	exit 0
+}
+
+# --- background commands ---------------------------------------------------
+
+declare -A _bg_pid
+
+# bg NAME cmd...: start cmd in the background, output to $RESULTS/$GUEST/NAME.log.
+bg() {
+	local name=$1
+
+	shift
+	timeout -k 5 "$CHECK_TIMEOUT" "$@" >"$_out/$name.log" 2>&1 </dev/null &
+	_bg_pid[$name]=$!
+}
+
+# bg_wait NAME: wait for it and return its exit status (use it in a check:
+# check "server finished" bg_wait srv). Prints its output.
+bg_wait() {
+	local name=$1 rc=0
+
+	wait "${_bg_pid[$name]}" || rc=$?
+	cat "$_out/$name.log"
+	return "$rc"
+}
+
+# bg_kill NAME: stop it, if it still runs.
+bg_kill() {
+	kill "${_bg_pid[$1]}" 2>/dev/null || true
+	wait "${_bg_pid[$1]}" 2>/dev/null || true
+}
+
+# wait_listen PORT [TIMEOUT]: wait until something listens on TCP PORT.
+wait_listen() {
+	local port=$1 t=$((${2:-30} * 10))
+
+	while [ "$t" -gt 0 ]; do
+		ss -Hltn "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	echo "nothing listens on TCP port $port"
+	return 1
+}
+
+# --- two guests ------------------------------------------------------------
+
+declare -A _barrier_gen
+
+# barrier NAME: wait until the other guest reaches `barrier NAME` too. The
+# same name can be used again: each use is a new generation. A no-op with
+# one guest. Fails (returns 1) on timeout or when the peer has died.
+barrier() {
+	local name=$1 peer gen t=$((BARRIER_TIMEOUT * 10)) dir=$RESULTS/barrier
+
+	[ "$NGUESTS" = 2 ] || return 0
+	if [ "$GUEST" = a ]; then peer=b; else peer=a; fi
+	gen=$((${_barrier_gen[$name]:-0} + 1))
+	_barrier_gen[$name]=$gen
+	mkdir -p "$dir"
+	touch "$dir/$name.$gen.$GUEST"
+	while [ ! -e "$dir/$name.$gen.$peer" ]; do
+		if [ -e "$RESULTS/$peer/status" ] || [ -e "$RESULTS/$peer/dead" ]; then
+			echo "barrier $name: guest $peer finished without reaching it"
+			return 1
+		fi
+		if [ "$t" -le 0 ]; then
+			echo "barrier $name: guest $peer did not arrive in ${BARRIER_TIMEOUT}s"
+			return 1
+		fi
+		sleep 0.1
+		t=$((t - 1))
+	done
+}
+
+# --- the driver ------------------------------------------------------------
+
+_modprobe_conf=/etc/modprobe.d/rxe-testbed.conf
+
+# load_rxe [ours|theirs]: load the driver under test (default $RXE_IMPL).
+#   ours:   its dependencies with modprobe, then insmod $RXE_KO. The in-tree
+#           module is blocked from loading (`rdma link add` may ask for it).
+#   theirs: the kernel's in-tree rdma_rxe with modprobe.
+# Also loads ib_uverbs and rdma_ucm for userspace.
+load_rxe() {
+	local impl=${1:-$RXE_IMPL} deps=()
+
+	modprobe -a ib_core ib_uverbs rdma_cm rdma_ucm || return 1
+	case $impl in
+	ours)
+		[ -e "$RXE_KO" ] || { echo "$RXE_KO does not exist (build failed?)"; return 1; }
+		echo "install rdma_rxe /bin/false" >"$_modprobe_conf"
+		IFS=, read -r -a deps <<<"$(modinfo -F depends "$RXE_KO")"
+		[ "${#deps[@]}" = 0 ] || modprobe -a "${deps[@]}" || return 1
+		insmod "$RXE_KO" || return 1
+		;;
+	theirs)
+		rm -f "$_modprobe_conf"
+		modprobe rdma_rxe || return 1
+		;;
+	*)
+		echo "load_rxe: unknown implementation '$impl' (ours or theirs)"
+		return 1
+		;;
+	esac
+	echo "loaded rdma_rxe ($impl): $(modinfo_loaded)"
+}
+
+# load_rxe_intree: insmod the kernel's in-tree rdma_rxe by its path, even
+# where modprobe is told not to load it (interop tests).
+load_rxe_intree() {
+	local ko
+
+	modprobe -a ib_core ib_uverbs rdma_cm rdma_ucm ip6_udp_tunnel udp_tunnel || return 1
+	ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/infiniband/sw/rxe" -name 'rdma_rxe.ko*' | head -n 1)
+	[ -n "$ko" ] || { echo "no in-tree rdma_rxe.ko"; return 1; }
+	insmod "$ko"
+}
+
+# Which rdma_rxe is loaded: ours is out-of-tree (taint flag O).
+modinfo_loaded() {
+	local taint v
+
+	[ -d /sys/module/rdma_rxe ] || { echo "not loaded"; return 1; }
+	read -r taint 2>/dev/null </sys/module/rdma_rxe/taint || taint=
+	read -r v 2>/dev/null </sys/module/rdma_rxe/version || v=
+	if [[ $taint == *O* ]]; then
+		echo "out-of-tree${v:+, version $v}"
+	else
+		echo "in-tree${v:+, version $v}"
+	fi
+}
+
+# unload_rxe: delete every rxe link and remove the module.
+unload_rxe() {
+	local dev
+
+	for dev in $(rdma link show 2>/dev/null | awk '/ netdev / { split($2, a, "/"); print a[1] }'); do
+		rdma link delete "$dev" || return 1
+	done
+	rmmod rdma_rxe
+}
+
+# rxe_add [NAME] [NETDEV]: `rdma link add NAME type rxe netdev NETDEV` and
+# rxe_wait_ready NAME.
+rxe_add() {
+	local name=${1:-rxe0} netdev=${2:-eth0}
+
+	rdma link add "$name" type rxe netdev "$netdev" || return 1
+	rxe_wait_ready "$name"
+}
+
+# rxe_wait_ready [NAME]: wait up to 10 s until the port of NAME is ACTIVE
+# and its GID table holds the GID of $MY_IP (added asynchronously).
+rxe_wait_ready() {
+	local name=${1:-rxe0} t=100
+
+	while [ "$t" -gt 0 ]; do
+		if grep -q ACTIVE "/sys/class/infiniband/$name/ports/1/state" 2>/dev/null &&
+			[ -n "$(gid_index "$MY_IP" "$name")" ]; then
+			return 0
+		fi
+		sleep 0.1
+		t=$((t - 1))
+	done
+	echo "$name: port not ACTIVE or no GID for $MY_IP after 10 s"
+	rdma link show
+	show_gids "$name"
+	return 1
+}
+
+rxe_del() {
+	rdma link delete "${1:-rxe0}"
+}
+
+# gid_index IP [DEV]: print the GID index of IPv4 or IPv6 address IP.
+gid_index() {
+	local ip=$1 dev=${2:-rxe0} want f gid o1 o2 o3 o4
+
+	if [[ $ip == *:* ]]; then
+		want=$(python3 -c 'import ipaddress, sys; print(ipaddress.ip_address(sys.argv[1]).exploded)' "$ip")
+	else
+		IFS=. read -r o1 o2 o3 o4 <<<"$ip"
+		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$o1" "$o2" "$o3" "$o4")
+	fi
+	# The table has hundreds of entries: no fork per entry.
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		read -r gid 2>/dev/null <"$f" || continue
+		[ "$gid" = "$want" ] && { echo "${f##*/}"; return 0; }
+	done
+	return 0
+}
+
+# show_gids [DEV]: the non-zero GID table entries with their types and netdevs.
+show_gids() {
+	local dev=${1:-rxe0} f i gid type ndev port=/sys/class/infiniband/${1:-rxe0}/ports/1
+
+	for f in "$port"/gids/*; do
+		i=${f##*/}
+		read -r gid 2>/dev/null <"$f" || continue
+		[ "$gid" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
+		read -r type 2>/dev/null <"$port/gid_attrs/types/$i" || type='?'
+		read -r ndev 2>/dev/null <"$port/gid_attrs/ndevs/$i" || ndev='?'
+		printf '%s %-40s %-10s %s\n' "$i" "$gid" "$type" "$ndev"
+	done
+}
+
+# --- kernel log --------------------------------------------------------------
+
+DMESG_BAD='WARNING|BUG|Oops|KASAN|UBSAN|lockdep|general protection|refcount_t|list_del corruption|list_add corruption|Call Trace|blocked for more than|rcu_.*detected stall|possible circular locking|kernel BUG'
+
+# dmesg_mark: start a new section of the kernel log for dmesg_clean.
+dmesg_mark() {
+	echo "rxe-testbed: dmesg mark $*" >/dev/kmsg
+}
+
+# dmesg_clean [what]: a check that the kernel log since the test started
+# (or the last dmesg_mark) has no warning, BUG, oops or lockdep splat.
+_dmesg_bad_lines() {
+	dmesg | awk '/rxe-testbed: (guest .* running|dmesg mark)/ { n = 0; delete l; next } { l[n++] = $0 } END { for (i = 0; i < n; i++) print l[i] }' |
+		grep -E -- "$DMESG_BAD" | head -n 60
+}
+
+_dmesg_clean() {
+	local bad
+
+	bad=$(_dmesg_bad_lines) || true
+	[ -z "$bad" ] && return 0
+	echo "$bad"
+	return 1
+}
+
+dmesg_clean() {
+	check "${1:-kernel log is clean (no WARNING, BUG, Oops, lockdep, ...)}" _dmesg_clean
+}

@@ -1,0 +1,259 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Boot one or two QEMU guests that each run a test script. Source it after
+# common.sh and kernel.sh (kernel_prepare must have run), install
+# `trap vm_cleanup EXIT` and call
+#
+#   vm_run OUT NGUESTS TIMEOUT SCRIPT
+#
+# which leaves, for each guest g in a (and b):
+#
+#   OUT/g/console.log  serial console: kernel log and the test's output
+#   OUT/g/test.log     the test's stdout and stderr
+#   OUT/g/checks.log   the full output of every check (lib/guest.sh)
+#   OUT/g/failed       descriptions of the failed checks, one a line
+#   OUT/g/dmesg.log    the kernel log at the end of the test
+#   OUT/g/status       the test's exit status
+#   OUT/g/qemu.log     QEMU's own messages
+#
+# returns 0 when every guest's script exited 0, and otherwise sets
+# VM_REASON to a one-line reason. The guests' network is one Ethernet link
+# (QEMU dgram netdevs on 127.0.0.1 pointing at each other); guest a is
+# 10.11.0.1 / fd11::1, guest b 10.11.0.2 / fd11::2.
+#
+# Environment:
+#   RXE_VM_ACCEL   tcg (default) or kvm
+#   RXE_VM_SMP     vCPUs per guest (default 2 for one guest, 1 for two)
+#   RXE_VM_MEM     memory per guest (default 2G)
+#   RXE_VM_SHELL=1 interactive shell on the console instead of the test
+#                  (one guest; Ctrl-a x quits QEMU)
+#   VM_FOLLOW=1    print the guests' test output to the terminal as it comes
+#   RXE_*          every other RXE_ variable is passed to the test
+
+VM_PIDS=()
+VM_TAILS=()
+VM_CMD=()
+VM_TMP=
+VM_REASON=
+
+vm_cleanup() {
+	local pid
+
+	for pid in "${VM_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || continue
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -9 "$pid" 2>/dev/null
+	done
+	VM_PIDS=()
+	for pid in "${VM_TAILS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	VM_TAILS=()
+	[ -z "$VM_TMP" ] || rm -rf "$VM_TMP"
+	VM_TMP=
+}
+
+# Print two free UDP ports on 127.0.0.1, next to each other. Derived from
+# our PID so that parallel runs in other checkouts start elsewhere.
+vm_pick_ports() {
+	local p used
+
+	used=$(ss -Huan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
+	p=$((20000 + ($$ * 2 + RANDOM) % 20000 * 2))
+	while grep -qxE "$p|$((p + 1))" <<<"$used"; do
+		p=$((p + 2))
+		[ "$p" -lt 60000 ] || p=20000
+	done
+	echo "$p $((p + 1))"
+}
+
+# Write the env file that guest $2 sources before running the test.
+vm_write_env() {
+	local dir=$1 g=$2 n=$3 script=$4 timeout=$5 var
+	local my=1 peer=2
+
+	[ "$g" = a ] || { my=2; peer=1; }
+	{
+		printf 'export %s=%q\n' \
+			GUEST "$g" NGUESTS "$n" \
+			MY_IP "10.11.0.$my" PEER_IP "10.11.0.$peer" \
+			MY_IP6 "fd11::$my" PEER_IP6 "fd11::$peer" \
+			REPO "$REPO" RESULTS /results TEST "$script" \
+			GUEST_TIMEOUT "$timeout" KVER "$KVER"
+		for var in $(compgen -e | grep '^RXE_'); do
+			printf 'export %s=%q\n' "$var" "${!var}"
+		done
+		# This guest's implementation: RXE_IMPL_A / RXE_IMPL_B win.
+		var=RXE_IMPL_${g^^}
+		printf 'export RXE_IMPL=%q\n' "${!var:-${RXE_IMPL:-ours}}"
+	} >"$dir/env"
+}
+
+vm_start() {
+	local g=$1 n=$2 out=$3 lport=$4 rport=$5 cmdline smp mac
+	local -a accel=(-accel "tcg,thread=multi" -cpu "${RXE_VM_CPU:-max}") console
+
+	case ${RXE_VM_ACCEL:-tcg} in
+	tcg) ;;
+	kvm) accel=(-accel kvm -cpu host) ;;
+	*) die "RXE_VM_ACCEL must be tcg or kvm" ;;
+	esac
+	smp=${RXE_VM_SMP:-$((n == 1 ? 2 : 1))}
+	if [ "$g" = a ]; then mac=52:54:00:11:00:01; else mac=52:54:00:11:00:02; fi
+	cmdline="console=ttyS0,115200 panic=-1 loglevel=6 printk.time=1"
+	cmdline+=" net.ifnames=0 rxetb.guest=$g rxetb.init=$SELFTESTS/lib/guest-init.sh"
+	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
+		console=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$out/console.log"
+			-serial chardev:con0 -mon chardev=con0)
+	else
+		console=(-chardev "file,id=con0,path=$out/console.log" -serial chardev:con0
+			-monitor "unix:$VM_TMP/$g.monitor,server=on,wait=off")
+	fi
+
+	VM_CMD=(qemu-system-x86_64 -name "rxe-$g" -nodefaults -no-user-config \
+		-display none -no-reboot "${accel[@]}" \
+		-smp "$smp" -m "${RXE_VM_MEM:-2G}" \
+		-kernel "$KERNEL_IMAGE" -initrd "$KERNEL_INITRD" -append "$cmdline" \
+		"${console[@]}" \
+		-fsdev "local,id=root,path=/,readonly=on,security_model=none,multidevs=remap" \
+		-device "virtio-9p-pci,fsdev=root,mount_tag=hostroot" \
+		-fsdev "local,id=mods,path=$KERNEL_MODULES,readonly=on,security_model=none" \
+		-device "virtio-9p-pci,fsdev=mods,mount_tag=modules" \
+		-fsdev "local,id=res,path=$VM_TMP/share,security_model=none" \
+		-device "virtio-9p-pci,fsdev=res,mount_tag=results" \
+		-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
+		-device "virtio-net-pci,netdev=n0,mac=$mac,speed=10000,duplex=full")
+	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
+		# In the foreground: the console is this terminal.
+		"${VM_CMD[@]}" 2>"$out/qemu.log"
+		return
+	fi
+	"${VM_CMD[@]}" >"$out/qemu.log" 2>&1 </dev/null &
+	VM_PIDS+=($!)
+}
+
+vm_run() {
+	local out=$1 n=$2 timeout=$3 script=$4 g i start ports rc=0 reason running
+	local timed_out=0
+	local -a guests=(a) pids
+
+	[ "$n" = 1 ] || [ "$n" = 2 ] || die "guests must be 1 or 2, not '$n'"
+	[ "$n" = 1 ] || guests=(a b)
+	script=$(realpath "$script")
+	VM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rxe-vm.XXXXXX")
+	mkdir -p "$VM_TMP/share/barrier"
+	read -r -a ports <<<"$(vm_pick_ports)"
+	# The guest has its own /tmp and /run: give it a copy from there.
+	case $script in
+	/tmp/* | /run/* | /dev/*)
+		cp "$script" "$VM_TMP/share/${script##*/}"
+		script=/results/${script##*/}
+		;;
+	esac
+	VM_REASON=
+
+	# The guest gets its own timeout, shorter than ours, so that it can
+	# still dump its blocked tasks and processes before we kill it.
+	for g in "${guests[@]}"; do
+		mkdir -p "$out/$g" "$VM_TMP/share/$g"
+		vm_write_env "$VM_TMP/share/$g" "$g" "$n" "$script" \
+			"$((timeout > 60 ? timeout - 20 : timeout * 2 / 3))"
+	done
+	if [ "${VM_FOLLOW:-0}" = 1 ] && [ "${RXE_VM_SHELL:-0}" != 1 ]; then
+		for g in "${guests[@]}"; do
+			: >"$VM_TMP/share/$g/test.log"
+			if [ "$n" = 1 ]; then
+				tail -n +1 -F "$VM_TMP/share/$g/test.log" 2>/dev/null &
+			else
+				tail -n +1 -F "$VM_TMP/share/$g/test.log" 2>/dev/null |
+					sed -u "s/^/[$g] /" &
+			fi
+			VM_TAILS+=($!)
+		done
+	fi
+
+	start=$SECONDS
+	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
+		vm_start a 1 "$out/a" "${ports[0]}" "${ports[1]}" || rc=1
+	else
+		vm_start a "$n" "$out/a" "${ports[0]}" "${ports[1]}"
+		[ "$n" = 1 ] || vm_start b "$n" "$out/b" "${ports[1]}" "${ports[0]}"
+		pids=("${VM_PIDS[@]}")
+		while :; do
+			running=0
+			for i in "${!pids[@]}"; do
+				[ -z "${pids[i]}" ] && continue
+				if kill -0 "${pids[i]}" 2>/dev/null; then
+					running=$((running + 1))
+					continue
+				fi
+				wait "${pids[i]}" 2>/dev/null
+				pids[i]=
+				# Tell the peer, waiting at a barrier, not to wait any more.
+				g=${guests[i]}
+				[ -e "$VM_TMP/share/$g/status" ] || touch "$VM_TMP/share/$g/dead"
+			done
+			[ "$running" != 0 ] || break
+			if [ $((SECONDS - start)) -ge "$timeout" ]; then
+				VM_REASON="timeout after $timeout s"
+				timed_out=1
+				for i in "${!pids[@]}"; do
+					[ -n "${pids[i]}" ] || continue
+					VM_REASON+=" (guest ${guests[i]} still running)"
+					kill -9 "${pids[i]}" 2>/dev/null
+					wait "${pids[i]}" 2>/dev/null
+				done
+				rc=1
+				break
+			fi
+			sleep 0.5
+		done
+	fi
+	VM_PIDS=()
+	if [ "${#VM_TAILS[@]}" != 0 ]; then
+		# Give the followers their last lines.
+		sleep 0.5
+		kill "${VM_TAILS[@]}" 2>/dev/null
+		VM_TAILS=()
+	fi
+
+	for g in "${guests[@]}"; do
+		cp -r "$VM_TMP/share/$g/." "$out/$g/" 2>/dev/null
+		rm -f "$out/$g/env" "$out/$g/dead"
+		reason=
+		if [ ! -e "$out/$g/status" ]; then
+			[ "$timed_out" = 0 ] || continue
+			if grep -q 'Kernel panic' "$out/$g/console.log" 2>/dev/null; then
+				reason="guest $g: kernel panic: $(grep -m1 'Kernel panic' "$out/$g/console.log" | sed 's/^\[[^]]*\] //')"
+			elif grep -q 'rxe-testbed initramfs:' "$out/$g/console.log" 2>/dev/null; then
+				reason="guest $g: $(grep -m1 'rxe-testbed initramfs:' "$out/$g/console.log")"
+			else
+				reason="guest $g: QEMU exited without a test status (see console.log, qemu.log)"
+			fi
+		elif [ -s "$out/$g/reason" ]; then
+			reason=$(cat "$out/$g/reason")
+		elif [ "$(cat "$out/$g/status")" != 0 ]; then
+			if [ -s "$out/$g/failed" ]; then
+				reason="guest $g: $(paste -sd ';' "$out/$g/failed" | sed 's/;/; /g')"
+			else
+				reason="guest $g: test exited with status $(cat "$out/$g/status")"
+			fi
+		fi
+		if [ -n "$reason" ]; then
+			rc=1
+			VM_REASON+="${VM_REASON:+; }$reason"
+		fi
+	done
+	rm -rf "$VM_TMP"
+	VM_TMP=
+	return "$rc"
+}
+
+# Read a "# key: value" header line from a test script.
+vm_header() {
+	sed -n "1,30s/^# *$2: *\\([^ ]*\\).*/\\1/p" "$1" | head -n 1
+}

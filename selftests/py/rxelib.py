@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Helpers for the pyverbs tests: TAP-like checks, and loopback QPs on one
+device connected to each other over the device's own GID."""
+
+import errno
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+__all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
+           "MR", "PD", "CQ", "QP", "QPAttr", "QPCap", "QPInitAttr", "SGE",
+           "SendWR", "RecvWR", "Context", "PyverbsRDMAError", "status_name"]
+
+ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+          e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+
+_fails = []
+
+
+def check(name, cond, why=""):
+    """Report one check: 'ok - name' or 'not ok - name: why'."""
+    if cond:
+        print("ok - " + name)
+    else:
+        print("not ok - %s: %s" % (name, why))
+        _fails.append(name)
+    sys.stdout.flush()
+    return cond
+
+
+def expect_errno(name, err, fn):
+    """fn() must fail with errno err."""
+    try:
+        fn()
+    except PyverbsRDMAError as ex:
+        return check(name, ex.error_code == err,
+                     "errno %d, want %d" % (ex.error_code, err))
+    return check(name, False, "the call succeeded")
+
+
+def finish():
+    """Summary and exit status."""
+    print("# %d failed" % len(_fails))
+    for name in _fails:
+        print("#   failed: " + name)
+    sys.exit(1 if _fails else 0)
+
+
+def status_name(wc):
+    return "status %d" % wc.status if wc else "no completion"
+
+
+class Pair:
+    """Two QPs of one PD on one device, A and B, connected to each other
+    over GID gid_index (the device's own IPv4 address by default)."""
+
+    def __init__(self, dev="rxe0", gid_index=1, qp_type=e.IBV_QPT_RC,
+                 depth=64, sge=4, mtu=e.IBV_MTU_1024):
+        self.ctx = Context(name=dev)
+        self.pd = PD(self.ctx)
+        self.cq = CQ(self.ctx, 4 * depth)
+        cap = QPCap(max_send_wr=depth, max_recv_wr=depth, max_send_sge=sge,
+                    max_recv_sge=sge)
+        init = QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap)
+        self.a = QP(self.pd, init)
+        self.b = QP(self.pd, init)
+        self.gid = self.ctx.query_gid(1, gid_index)
+        for me, peer in ((self.a, self.b), (self.b, self.a)):
+            attr = QPAttr()
+            attr.qp_access_flags = ACCESS | e.IBV_ACCESS_MW_BIND
+            me.to_init(attr)
+            attr = QPAttr()
+            attr.path_mtu = mtu
+            attr.dest_qp_num = peer.qp_num
+            attr.rq_psn = 0
+            attr.max_dest_rd_atomic = 4
+            attr.min_rnr_timer = 1
+            attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=self.gid,
+                                                 sgid_index=gid_index),
+                                  is_global=1, port_num=1)
+            me.to_rtr(attr)
+            attr = QPAttr()
+            attr.sq_psn = 0
+            attr.timeout = 14
+            attr.retry_cnt = 7
+            attr.rnr_retry = 7
+            attr.max_rd_atomic = 4
+            me.to_rts(attr)
+
+    def poll(self, n=1, timeout=10.0):
+        """Up to n completions, waiting at most timeout seconds."""
+        out, end = [], time.time() + timeout
+        while len(out) < n and time.time() < end:
+            got, wcs = self.cq.poll(n - len(out))
+            if got:
+                out.extend(wcs[:got])
+            else:
+                time.sleep(0.001)
+        return out
+
+    def poll_one(self, timeout=10.0):
+        wcs = self.poll(1, timeout)
+        return wcs[0] if wcs else None

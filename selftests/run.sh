@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the guest test suite: build the module, fetch the guest kernel (once,
+# cached), then boot one or two QEMU guests per test in selftests/tests/.
+#
+#   selftests/run.sh [options] [PATTERN...]
+#
+#   PATTERN        run only the tests whose name contains it (10-device,
+#                  theirs, ...) or that file
+#   --no-build     do not run make (test the rdma_rxe.ko already built)
+#   --list         list the tests with their guests and timeouts
+#   -v, --verbose  print every check's output, not only the failed ones'
+#
+# Environment: RXE_IMPL=theirs runs the tests against the kernel's own
+# rdma_rxe (RXE_IMPL_A / RXE_IMPL_B per guest), RXE_KO another module file,
+# RXE_KABI / RXE_KSUITE another guest kernel, RXE_VM_* the guests (see
+# lib/vm.sh). Logs go to selftests/results/<timestamp>/ (and results/latest).
+# Prints "PASS name (Ns)" or "FAIL name (Ns): why" for each, ends with
+# "N passed, N failed" and exits non-zero when anything failed.
+
+set -euo pipefail
+
+. "$(dirname "$0")/lib/common.sh"
+. "$SELFTESTS/lib/kernel.sh"
+. "$SELFTESTS/lib/vm.sh"
+
+usage() {
+	sed -n '4,21s/^# \{0,1\}//p' "$0"
+	exit "${1:-2}"
+}
+
+build=1 list=0 patterns=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-build) build=0 ;;
+	--list) list=1 ;;
+	-v | --verbose) export RXE_VERBOSE=1 ;;
+	-h | --help) usage 0 ;;
+	-*) usage ;;
+	*) patterns+=("$1") ;;
+	esac
+	shift
+done
+
+case ${RXE_IMPL:=ours} in
+ours | theirs) export RXE_IMPL ;;
+*) die "RXE_IMPL must be ours or theirs, not '$RXE_IMPL'" ;;
+esac
+
+tests=()
+for t in "$SELFTESTS"/tests/*.sh; do
+	name=$(basename "$t" .sh)
+	if [ "${#patterns[@]}" = 0 ]; then
+		tests+=("$t")
+		continue
+	fi
+	for p in "${patterns[@]}"; do
+		if [[ $name == *"${p%.sh}"* ]] || [ "$(realpath "$p" 2>/dev/null)" = "$t" ]; then
+			tests+=("$t")
+			break
+		fi
+	done
+done
+[ "${#tests[@]}" != 0 ] || die "no test matches: ${patterns[*]}"
+
+if [ "$list" = 1 ]; then
+	for t in "${tests[@]}"; do
+		printf '%-32s guests: %s  timeout: %ss\n' "$(basename "$t" .sh)" \
+			"$(vm_header "$t" guests)" "$(vm_header "$t" timeout)"
+	done
+	exit 0
+fi
+
+passed=0
+failed=0
+failures=()
+results=$SELFTESTS/results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$results"
+ln -sfn "$(basename "$results")" "$SELFTESTS/results/latest"
+rel=${results#"$REPO"/}
+
+trap vm_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Print a line to the terminal and to results/summary.txt.
+report() {
+	say "$*" | tee -a "$results/summary.txt"
+}
+
+pass() {
+	passed=$((passed + 1))
+	report "PASS $1 ($2s)"
+}
+
+failure() {
+	failed=$((failed + 1))
+	failures+=("$1")
+	report "FAIL $1 ($2s): $3"
+}
+
+finish_run() {
+	[ "$failed" = 0 ] || report "failed: ${failures[*]}"
+	report "logs: $rel/"
+	report "$passed passed, $failed failed"
+	[ "$failed" = 0 ] || exit 1
+	exit 0
+}
+
+say "rxe selftests: RXE_IMPL=$RXE_IMPL, logs in $rel/"
+
+start=$SECONDS
+if ! kernel_prepare >"$results/kernel.log" 2>&1; then
+	failure kernel "$((SECONDS - start))" "cannot prepare the guest kernel"
+	tail_indented "$results/kernel.log"
+	finish_run
+fi
+say "guest kernel $KVER ($((SECONDS - start))s)"
+
+if [ "$build" = 1 ]; then
+	start=$SECONDS
+	if build_module "$results/build.log"; then
+		pass build "$((SECONDS - start))"
+	else
+		failure build "$((SECONDS - start))" "make failed (log: $rel/build.log)"
+		tail_indented "$results/build.log" 40
+	fi
+fi
+
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	nguests=$(vm_header "$t" guests)
+	timeout=$(vm_header "$t" timeout)
+	out=$results/$name
+	mkdir -p "$out"
+	start=$SECONDS
+	if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
+		pass "$name" "$((SECONDS - start))"
+		continue
+	fi
+	failure "$name" "$((SECONDS - start))" "$VM_REASON"
+	say "    logs: $rel/$name/"
+	for g in a b; do
+		[ -d "$out/$g" ] || continue
+		[ "$(cat "$out/$g/status" 2>/dev/null)" != 0 ] || continue
+		if [ -s "$out/$g/test.log" ]; then
+			# The failed checks with their output, then how it ended.
+			say "    guest $g, failed checks:"
+			awk '/^not ok - / { p = 1; print; next } /^(ok - |# )/ { p = 0 } p' \
+				"$out/$g/test.log" | head -n 80 | sed 's/^/    | /'
+			say "    guest $g, end of test.log:"
+			tail_indented "$out/$g/test.log" 10
+		else
+			say "    guest $g console.log, last lines:"
+			tail_indented "$out/$g/console.log" 25
+		fi
+	done
+done
+
+finish_run

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything the build and the guest tests need, with apt. Safe to
+# run again: when everything is there it only says so. Runs as root, or
+# through sudo.
+#
+#   selftests/setup.sh
+#
+# RXE_KABI picks the guest kernel's ABI (default: the one linux-image-amd64
+# depends on); RXE_KSUITE the apt suite to take it from, e.g.
+# bookworm-backports, which is added to apt's sources when missing.
+
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	make gcc kmod sparse linux-source-6.1
+	# guests
+	qemu-system-x86 busybox-static xz-utils cpio zstd
+	# in the guests (they run the host's root)
+	rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs
+	iproute2 iputils-ping procps util-linux iperf3 nvme-cli
+	tshark python3-scapy gnuplot-nox
+)
+
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "setup.sh: run as root (no sudo here)" >&2; exit 1; }
+	sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+abi() {
+	local pkg=linux-image-amd64
+
+	[ -z "${RXE_KSUITE:-}" ] || pkg="$pkg/$RXE_KSUITE"
+	if [ -n "${RXE_KABI:-}" ]; then
+		echo "$RXE_KABI"
+		return
+	fi
+	apt-cache depends "$pkg" 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -n 1
+}
+
+# The packages not installed yet, and "apt" when apt cannot tell us about
+# the guest kernel (no package lists yet: the kernel is fetched with apt).
+missing() {
+	local p a=$ABI installed
+
+	if [ -z "$a" ] || ! apt-cache show "linux-image-$a" >/dev/null 2>&1; then
+		echo apt
+		return
+	fi
+	installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" "linux-headers-$a" 2>/dev/null |
+		awk '/ install ok installed$/ { print $1 }')
+	for p in "${PACKAGES[@]}" "linux-headers-$a"; do
+		grep -qx -- "$p" <<<"$installed" || echo "$p"
+	done
+}
+
+# Add a suite such as bookworm-backports to apt's sources, on the mirror
+# the system already uses for Debian.
+add_suite() {
+	local suite=$1 uri
+
+	apt-cache policy 2>/dev/null | grep -q " $suite/main " && return 0
+	uri=$(apt-cache policy 2>/dev/null |
+		awk '$3 ~ /^[a-z]+\/main$/ && $2 ~ /\/debian\/?$/ { print $2; exit }')
+	[ -n "$uri" ] || { echo "setup.sh: no Debian mirror in apt's sources to add $suite to" >&2; exit 1; }
+	echo "setup.sh: adding $suite ($uri) to apt's sources"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$uri" "$suite" | "${sudo[@]}" tee "/etc/apt/sources.list.d/rxe-testbed-$suite.sources" >/dev/null
+	"${sudo[@]}" apt-get update -q
+}
+
+ABI=$(abi)
+todo=$(missing)
+if [ -z "$todo" ]; then
+	echo "setup.sh: everything is installed (guest kernel $ABI)"
+	exit 0
+fi
+
+echo "setup.sh: installing: $(echo "$todo" | tr '\n' ' ')"
+[ -z "${RXE_KSUITE:-}" ] || add_suite "$RXE_KSUITE"
+"${sudo[@]}" apt-get update -q
+ABI=$(abi)
+a=$ABI
+[ -n "$a" ] || { echo "setup.sh: apt knows no linux-image-amd64" >&2; exit 1; }
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
+if [ -n "${RXE_KSUITE:-}" ]; then
+	"${sudo[@]}" apt-get install -y -q --no-install-recommends -t "$RXE_KSUITE" "linux-headers-$a"
+else
+	"${sudo[@]}" apt-get install -y -q --no-install-recommends "linux-headers-$a"
+fi
+
+todo=$(missing)
+[ -z "$todo" ] || { echo "setup.sh: still missing: $todo" >&2; exit 1; }
+echo "setup.sh: done (guest kernel $a)"

@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The control-path verbs from userspace, through rdma-core's unchanged rxe
+# provider (pyverbs): 50 rounds of every object created and destroyed
+# without leaks, resize/modify/query, completion events, and the errno of
+# each bad call. Then delete and unload with nothing left behind.
+#
+# guests: 1
+# timeout: 240
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "add rxe0 on eth0" rxe_add rxe0 eth0
+check "pyverbs: objects, resize, events and bad calls (see checks.log)" \
+	/usr/bin/python3 "$REPO/selftests/py/objects.py" rxe0 50
+check_match "no QP, MR, CQ or PD left on rxe0" "rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0" rdma resource show
+check "rdma link delete rxe0" rxe_del rxe0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+expect_fail "no objects leaked (the driver's audit at delete and unload)" sh -c "dmesg | grep -E 'objects leaked|still waiting for'"
+dmesg_clean
+
+finish

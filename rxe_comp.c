@@ -131,14 +131,18 @@ static bool rxe_comp_outstanding(const struct rxe_qp *qp)
 }
 
 /**
- * rxe_comp_arm_timer() - start the ACK timer unless it runs
+ * rxe_comp_arm_timer() - start the ACK timer unless it is pending
  * @qp: an RC QP with packets outstanding
+ *
+ * The timer's own callback runs the send task, so this may be called
+ * while the callback runs: the timer is then active but not queued, and
+ * must be started again, or a retry that is lost as well waits forever.
  */
 void rxe_comp_arm_timer(struct rxe_qp *qp)
 {
 	u64 ns = rxe_comp_ack_timeout_ns(qp->attr.timeout);
 
-	if (ns && !qp->comp.rnr_wait && !hrtimer_active(&qp->comp.ack_timer))
+	if (ns && !qp->comp.rnr_wait && !hrtimer_is_queued(&qp->comp.ack_timer))
 		hrtimer_start(&qp->comp.ack_timer, ns_to_ktime(ns),
 			      HRTIMER_MODE_REL_SOFT);
 }

@@ -11,6 +11,8 @@
 #       over rdma_cm, not TCP port 18515, so the client waits a moment.
 #   SERVER=b pair ...      the same with the roles swapped
 #   SERVER_IP6=1 pair ...  the client uses the server's IPv6 address
+#   SERVER_RE=RE pair ...  the server's output must match RE instead (empty:
+#                          the server only has to succeed)
 #
 # Result lines of the tools, for REGEX:
 BW_ROW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
@@ -33,6 +35,21 @@ _server_ip() {
 	fi
 }
 
+# The server's check: its output must match REGEX too, unless SERVER_RE
+# says otherwise (empty: it only has to succeed; ib_read_lat's server
+# prints no result).
+_server_check() {
+	local what=$1 re=$2
+
+	shift 2
+	re=${SERVER_RE-$re}
+	if [ -z "$re" ]; then
+		check "$what" "$@"
+	else
+		check_match "$what" "$re" "$@"
+	fi
+}
+
 pair() {
 	local what=$1 re=$2 cm=0 server=${SERVER:-a} ip
 
@@ -48,7 +65,7 @@ pair() {
 		bg "srv$_pairn" "$@"
 		if [ "$cm" = 0 ]; then wait_listen 18515 >/dev/null || true; else sleep 2; fi
 		check_match "$what (client)" "$re" "$@" "$ip"
-		check_match "$what (server)" "$re" bg_wait "srv$_pairn"
+		_server_check "$what (server)" "$re" bg_wait "srv$_pairn"
 		return 0
 	fi
 
@@ -60,7 +77,7 @@ pair() {
 		bg "srv$_pairn" "$@"
 		if [ "$cm" = 0 ]; then wait_listen 18515 >/dev/null || true; else sleep 2; fi
 		barrier "pair$_pairn-listen" || true
-		check_match "$what (server)" "$re" bg_wait "srv$_pairn"
+		_server_check "$what (server)" "$re" bg_wait "srv$_pairn"
 	else
 		barrier "pair$_pairn-listen" || true
 		check_match "$what (client)" "$re" "$@" "$(_server_ip 1)"
@@ -77,4 +94,66 @@ counter() {
 # counters [DEV]: all of them, for the log.
 counters() {
 	rdma statistic show link "${1:-rxe0}/1"
+}
+
+# rping_pair WHAT [ADDR_KIND] [ARGS...]: rping server on $SERVER (default
+# a), client on the other guest (or both on one guest), over rdma_cm to
+# the server's IPv4 address (ADDR_KIND 6: IPv6). The client must print
+# every round and both must succeed.
+rping_pair() {
+	local what=$1 six=${2:-4} server=${SERVER:-a} ip count=20
+
+	shift 2 || shift $#
+	_pairn=$((_pairn + 1))
+	if [ "$six" = 6 ]; then
+		ip=$MY_IP6
+		[ "$GUEST" = "$server" ] || ip=$PEER_IP6
+	else
+		ip=$MY_IP
+		[ "$GUEST" = "$server" ] || ip=$PEER_IP
+	fi
+	if [ "$NGUESTS" = 1 ]; then
+		bg "rping$_pairn" rping -s -a "$ip" -v -C "$count" "$@"
+		sleep 1
+		check_match "$what (client)" "rdma-ping-$((count - 1)):" rping -c -a "$ip" -v -C "$count" "$@"
+		check_match "$what (server)" "rdma-ping-$((count - 1)):" bg_wait "rping$_pairn"
+		return 0
+	fi
+	barrier "pair$_pairn-start" || { fail "$what: the other guest did not come"; return 0; }
+	if [ "$GUEST" = "$server" ]; then
+		bg "rping$_pairn" rping -s -a "$ip" -v -C "$count" "$@"
+		sleep 1
+		barrier "pair$_pairn-listen" || true
+		check_match "$what (server)" "rdma-ping-$((count - 1)):" bg_wait "rping$_pairn"
+	else
+		barrier "pair$_pairn-listen" || true
+		check_match "$what (client)" "rdma-ping-$((count - 1)):" rping -c -a "$ip" -v -C "$count" "$@"
+	fi
+	barrier "pair$_pairn-done" || true
+}
+
+# traffic_list: the list of applications, each as a server/client
+# pair (see pair): the verbs pingpongs with their buffers validated, every
+# perftest family, rdma_cm (perftest -R and rping) over IPv4 and IPv6.
+traffic_list() {
+	local g6
+
+	g6=$(gid_index "$MY_IP6")
+	pair "ibv_rc_pingpong -c" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -n 200
+	pair "ibv_uc_pingpong -c" "$PP_ROW" ibv_uc_pingpong -d rxe0 -g 1 -c -n 200
+	pair "ibv_ud_pingpong -c" "$PP_ROW" ibv_ud_pingpong -d rxe0 -g 1 -c -n 200 -s 1024
+	pair "ibv_srq_pingpong -c" "$PP_ROW" ibv_srq_pingpong -d rxe0 -g 1 -c -n 200
+	pair "ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -F
+	pair "ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 300 -F
+	pair "ib_send_bw 2 B to 1 MiB" "^ *1048576 +[0-9]+" rxe-perftest ib_send_bw -d rxe0 -x 1 -a -n 20 -F
+	pair "ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 300 -F
+	pair "ib_write_bw -c UC" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -c UC -F
+	pair "ib_send_bw -c UD" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -n 300 -c UD -s 1024 -F
+	pair "ib_write_bw -R (rdma_cm)" "$BW_ROW" --cm rxe-perftest ib_write_bw -d rxe0 -R -n 300 -F
+	pair "ib_write_lat" "$LAT_ROW" rxe-perftest ib_write_lat -d rxe0 -x 1 -n 300 -F
+	SERVER_RE= pair "ib_read_lat" "$LAT_ROW" rxe-perftest ib_read_lat -d rxe0 -x 1 -n 300 -F
+	pair "ib_send_lat" "$LAT_ROW" rxe-perftest ib_send_lat -d rxe0 -x 1 -n 300 -F
+	pair "ib_send_bw over the IPv6 GID ($g6)" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x "$g6" -n 300 -F
+	rping_pair "rping -v, 20 rounds" 4
+	rping_pair "rping -v over IPv6, 20 rounds" 6
 }

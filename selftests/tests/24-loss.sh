@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A lossy link: netem drops packets on both guests' eth0. RC traffic must
+# still complete with its data intact and without a QP error, recovering
+# through NAKs, retransmission and the ACK timer; the counters must show
+# that recovery happened. 1% loss for WRITE, READ, SEND and atomics, then
+# 5% for WRITE and READ.
+#
+#   rxe-a: eth0 [netem loss] <--- one link ---> [netem loss] eth0 :rxe-b
+#
+# guests: 2
+# timeout: 540
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+# shellcheck source=selftests/lib/traffic.sh
+. "$REPO/selftests/lib/traffic.sh"
+
+# loss PCT: set netem loss on eth0.
+loss() {
+	tc qdisc replace dev eth0 root netem loss "$1%"
+}
+
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "add rxe0 on eth0" rxe_add rxe0 eth0
+check "modprobe sch_netem" modprobe sch_netem
+check "barrier: rxe0 is up on both guests" barrier up
+check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
+check "netem loss 1% on eth0" loss 1
+
+if [ "$RXE_IMPL" = ours ]; then
+	retries0=$(( $(counter completer_retry_err) + $(counter retry_timeout) ))
+	seq0=$(( $(counter send_seq_err) + $(counter rcvd_seq_err) ))
+fi
+# ibv_rc_pingpong -c checks every byte that arrives.
+pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
+pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 500 -F
+pair "1% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 500 -F
+pair "1% loss: ib_send_bw 64 KiB" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -n 500 -F
+pair "1% loss: ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 500 -F
+rping_pair "1% loss: rping -v, 20 rounds" 4
+if [ "$RXE_IMPL" = ours ]; then
+	check "retransmissions happened (completer_retry_err + retry_timeout grew)" \
+		sh -c "[ \$(( $(counter completer_retry_err) + $(counter retry_timeout) )) -gt $retries0 ]"
+	check "sequence NAKs were sent or received" \
+		sh -c "[ \$(( $(counter send_seq_err) + $(counter rcvd_seq_err) )) -gt $seq0 ]"
+	check "no QP ran out of retries" test "$(counter retry_exceeded_err)" = 0
+fi
+
+check "netem loss 5% on eth0" loss 5
+pair "5% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -F
+pair "5% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 100 -F
+if [ "$RXE_IMPL" = ours ]; then
+	check "no QP ran out of retries at 5%" test "$(counter retry_exceeded_err)" = 0
+	info "counters: $(counters)"
+fi
+
+check "netem off" tc qdisc del dev eth0 root
+check "barrier: traffic done" barrier done
+check "rdma link delete rxe0" rxe_del rxe0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+dmesg_clean
+
+finish

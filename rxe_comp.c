@@ -116,13 +116,26 @@ void rxe_comp_reset(struct rxe_qp *qp)
 /**
  * rxe_comp_start() - begin acknowledging at the QP's send PSN
  * @qp: a QP moving to RTS
+ *
+ * The window starts fully open: a path proves lossy before it shrinks.
  */
 void rxe_comp_start(struct rxe_qp *qp)
 {
-	qp->comp.psn = qp->attr.sq_psn;
-	qp->comp.retried_psn = ~0U;
-	qp->comp.retry_left = qp->attr.retry_cnt;
-	qp->comp.rnr_left = qp->attr.rnr_retry;
+	struct rxe_comp *comp = &qp->comp;
+
+	comp->psn = qp->attr.sq_psn;
+	comp->retried_psn = ~0U;
+	comp->retry_left = qp->attr.retry_cnt;
+	comp->rnr_left = qp->attr.rnr_retry;
+	comp->cwnd = RXE_CWND_MAX;
+	comp->ssthresh = RXE_CWND_MAX;
+	comp->cwnd_acked = 0;
+	comp->in_recovery = false;
+	comp->rtt_start = 0;
+	comp->srtt_ns = 0;
+	comp->rttvar_ns = 0;
+	comp->backoff = 0;
+	comp->deadline = 0;
 }
 
 static bool rxe_comp_outstanding(const struct rxe_qp *qp)
@@ -130,36 +143,139 @@ static bool rxe_comp_outstanding(const struct rxe_qp *qp)
 	return rxe_psn_diff(qp->req.psn, qp->comp.psn) > 0;
 }
 
-/**
- * rxe_comp_arm_timer() - start the ACK timer unless it is pending
- * @qp: an RC QP with packets outstanding
- *
- * The timer's own callback runs the send task, so this may be called
- * while the callback runs: the timer is then active but not queued, and
- * must be started again, or a retry that is lost as well waits forever.
- */
-void rxe_comp_arm_timer(struct rxe_qp *qp)
+/* The local ACK timeout starts now for the oldest outstanding PSN. */
+static void rxe_comp_deadline_start(struct rxe_qp *qp)
 {
 	u64 ns = rxe_comp_ack_timeout_ns(qp->attr.timeout);
 
-	if (ns && !qp->comp.rnr_wait && !hrtimer_is_queued(&qp->comp.ack_timer))
-		hrtimer_start(&qp->comp.ack_timer, ns_to_ktime(ns),
-			      HRTIMER_MODE_REL_SOFT);
+	qp->comp.deadline = ns ? ktime_add_ns(ktime_get(), ns) : 0;
 }
 
-/* The peer acknowledged something new: the retry budgets start over. */
-static void rxe_comp_progress(struct rxe_qp *qp)
+/* How long the early retry timer waits now. */
+static u64 rxe_comp_rto_ns(const struct rxe_comp *comp)
 {
-	u64 ns = rxe_comp_ack_timeout_ns(qp->attr.timeout);
+	u64 rto = comp->srtt_ns ? comp->srtt_ns + 4 * comp->rttvar_ns :
+				  RXE_RTO_INIT_NS;
 
-	qp->comp.retry_left = qp->attr.retry_cnt;
-	qp->comp.rnr_left = qp->attr.rnr_retry;
-	qp->comp.retried_psn = ~0U;
-	if (rxe_comp_outstanding(qp) && ns)
-		hrtimer_start(&qp->comp.ack_timer, ns_to_ktime(ns),
-			      HRTIMER_MODE_REL_SOFT);
-	else
-		hrtimer_try_to_cancel(&qp->comp.ack_timer);
+	rto = max_t(u64, rto, RXE_RTO_MIN_NS) << min_t(u32, comp->backoff, 10);
+	return min_t(u64, rto, RXE_RTO_MAX_NS);
+}
+
+/* (Re)start the retry timer: a round-trip timeout away, or at the deadline. */
+static void rxe_comp_timer_restart(struct rxe_qp *qp)
+{
+	struct rxe_comp *comp = &qp->comp;
+	ktime_t when = ktime_add_ns(ktime_get(), rxe_comp_rto_ns(comp));
+
+	if (comp->deadline && ktime_after(when, comp->deadline))
+		when = comp->deadline;
+	hrtimer_start(&comp->ack_timer, when, HRTIMER_MODE_ABS_SOFT);
+}
+
+/**
+ * rxe_comp_sent() - the requester sent an RC packet
+ * @qp: the QP
+ * @psn: the packet's PSN
+ * @timed: its acknowledgment may time a round trip (it asks for one, or
+ *	is a READ or atomic request)
+ *
+ * Times a round trip on a new packet when none is being timed, and keeps
+ * the retry timer running. The timer's own callback runs the send task,
+ * so the timer may be active but not queued here: it must then be started
+ * again, or a retry that is lost as well waits forever.
+ */
+void rxe_comp_sent(struct rxe_qp *qp, u32 psn, bool timed)
+{
+	struct rxe_comp *comp = &qp->comp;
+	bool fresh = rxe_psn_diff(psn, qp->req.top_psn) >= 0;
+
+	if (timed && fresh && !comp->rtt_start) {
+		comp->rtt_psn = psn;
+		comp->rtt_start = ktime_get();
+	}
+	/* Nothing was outstanding: the local ACK timeout starts with it. */
+	if (fresh && psn == comp->psn)
+		rxe_comp_deadline_start(qp);
+	if (!comp->rnr_wait && !hrtimer_is_queued(&comp->ack_timer))
+		rxe_comp_timer_restart(qp);
+}
+
+/* A round trip timed: fold it into the estimate (RFC 6298). */
+static void rxe_comp_rtt_sample(struct rxe_comp *comp)
+{
+	u64 rtt = ktime_to_ns(ktime_sub(ktime_get(), comp->rtt_start));
+	u64 delta;
+
+	comp->rtt_start = 0;
+	if (!comp->srtt_ns) {
+		comp->srtt_ns = rtt;
+		comp->rttvar_ns = rtt / 2;
+		return;
+	}
+	delta = comp->srtt_ns > rtt ? comp->srtt_ns - rtt : rtt - comp->srtt_ns;
+	comp->rttvar_ns = (3 * comp->rttvar_ns + delta) / 4;
+	comp->srtt_ns = (7 * comp->srtt_ns + rtt) / 8;
+}
+
+/* @n more PSNs acknowledged: the window grows back towards its maximum. */
+static void rxe_comp_grow(struct rxe_comp *comp, u32 n)
+{
+	if (comp->cwnd < comp->ssthresh) {
+		comp->cwnd = min_t(u32, comp->cwnd + n, comp->ssthresh);
+		return;
+	}
+	comp->cwnd_acked += n;
+	while (comp->cwnd_acked >= comp->cwnd && comp->cwnd < RXE_CWND_MAX) {
+		comp->cwnd_acked -= comp->cwnd;
+		comp->cwnd++;
+	}
+}
+
+/*
+ * Packets were lost: halve the window, once per loss episode; a timeout
+ * (nothing at all came back) shrinks it to the least.
+ */
+static void rxe_comp_loss(struct rxe_qp *qp, bool timeout)
+{
+	struct rxe_comp *comp = &qp->comp;
+
+	if (!comp->in_recovery) {
+		comp->ssthresh = max_t(u32, comp->cwnd / 2, RXE_CWND_MIN);
+		comp->cwnd = comp->ssthresh;
+		comp->cwnd_acked = 0;
+		comp->in_recovery = true;
+		comp->recover_psn = qp->req.top_psn;
+	}
+	if (timeout)
+		comp->cwnd = RXE_CWND_MIN;
+}
+
+/*
+ * The peer acknowledged everything before @next: time the round trip,
+ * grow the window, and start the retry budgets and the timeout over.
+ */
+static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
+{
+	struct rxe_comp *comp = &qp->comp;
+
+	rxe_comp_grow(comp, rxe_psn_diff(next, comp->psn));
+	comp->psn = next;
+	if (comp->rtt_start && rxe_psn_diff(next, comp->rtt_psn) > 0)
+		rxe_comp_rtt_sample(comp);
+	if (comp->in_recovery && rxe_psn_diff(next, comp->recover_psn) >= 0)
+		comp->in_recovery = false;
+
+	comp->retry_left = qp->attr.retry_cnt;
+	comp->rnr_left = qp->attr.rnr_retry;
+	comp->retried_psn = ~0U;
+	comp->backoff = 0;
+	if (rxe_comp_outstanding(qp)) {
+		rxe_comp_deadline_start(qp);
+		rxe_comp_timer_restart(qp);
+	} else {
+		comp->deadline = 0;
+		hrtimer_try_to_cancel(&comp->ack_timer);
+	}
 }
 
 /*
@@ -239,28 +355,65 @@ static struct rxe_swqe *rxe_comp_ack(struct rxe_qp *qp, u32 psn)
 			break;
 	}
 
-	if (rxe_psn_diff(next, qp->comp.psn) > 0) {
-		qp->comp.psn = next;
-		rxe_comp_progress(qp);
-	}
+	if (rxe_psn_diff(next, qp->comp.psn) > 0)
+		rxe_comp_advance(qp, next);
 	return stop;
 }
 
-/* Send again from @psn; @counts when the retry spends the retry count. */
+/*
+ * Spend one of the retries of the QP's retry count (IBA 9.7.6.1.3), or
+ * fail the QP when none is left. Return whether one was left.
+ */
+static bool rxe_comp_spend_retry(struct rxe_qp *qp)
+{
+	if (!qp->comp.retry_left) {
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RETRY_EXCEEDED_ERR);
+		rxe_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	qp->comp.retry_left--;
+	return true;
+}
+
+/* Send again from @psn; the round trip timed, if any, is not a sample. */
+static void rxe_comp_resend(struct rxe_qp *qp, u32 psn)
+{
+	qp->comp.retried_psn = psn;
+	qp->comp.rtt_start = 0;
+	rxe_req_rewind(qp, psn);
+	rxe_comp_timer_restart(qp);
+}
+
+/* Packets were lost: send again from @psn; @counts spends a retry. */
 static void rxe_comp_retry(struct rxe_qp *qp, u32 psn, bool counts)
 {
-	if (counts) {
-		if (!qp->comp.retry_left) {
-			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RETRY_EXCEEDED_ERR);
-			rxe_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+	if (counts && !rxe_comp_spend_retry(qp))
+		return;
+	rxe_comp_loss(qp, false);
+	rxe_comp_resend(qp, psn);
+}
+
+/*
+ * The retry timer fired with packets outstanding. Before the QP's own
+ * timeout it is an early retry that spends nothing; at the timeout it is
+ * the retry IBA counts, and the timeout starts over.
+ */
+static void rxe_comp_timeout(struct rxe_qp *qp)
+{
+	struct rxe_comp *comp = &qp->comp;
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+
+	if (comp->deadline && !ktime_before(ktime_get(), comp->deadline)) {
+		rxe_counter_inc(rxe, RXE_CNT_RETRY_TIMEOUT);
+		if (!rxe_comp_spend_retry(qp))
 			return;
-		}
-		qp->comp.retry_left--;
+		rxe_comp_deadline_start(qp);
+	} else {
+		rxe_counter_inc(rxe, RXE_CNT_RETRY_EARLY);
 	}
-	qp->comp.retried_psn = psn;
-	rxe_req_rewind(qp, psn);
-	hrtimer_try_to_cancel(&qp->comp.ack_timer);
-	rxe_comp_arm_timer(qp);
+	comp->backoff++;
+	rxe_comp_loss(qp, true);
+	rxe_comp_resend(qp, comp->psn);
 }
 
 /*
@@ -318,6 +471,12 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 	u8 syn = aeth_syn(aeth);
 	u8 value = FIELD_GET(AETH_VALUE, syn);
 	struct rxe_swqe *stop;
+	u32 acked = FIELD_GET(AETH_TYPE, syn) == AETH_TYPE_ACK ? psn :
+		    rxe_psn_add(psn, -1);
+
+	/* The responder has more than the requester sent again since a rewind. */
+	if (rxe_psn_diff(acked, qp->req.psn) >= 0)
+		rxe_req_forward(qp, acked);
 
 	switch (FIELD_GET(AETH_TYPE, syn)) {
 	case AETH_TYPE_ACK:
@@ -374,8 +533,7 @@ static void rxe_comp_rd_atomic_done(struct rxe_qp *qp, struct rxe_swqe *wqe)
 		wqe->mask &= ~RXE_WR_RD_COUNTED;
 		qp->req.rd_atomic--;
 	}
-	qp->comp.psn = rxe_psn_add(wqe->last_psn, 1);
-	rxe_comp_progress(qp);
+	rxe_comp_advance(qp, rxe_psn_add(wqe->last_psn, 1));
 }
 
 /* A READ response: its payload lands at its place in the scatter list. */
@@ -408,12 +566,10 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 		return;
 	}
 
-	if (last) {
+	if (last)
 		rxe_comp_rd_atomic_done(qp, wqe);
-	} else {
-		qp->comp.psn = rxe_psn_add(pkt->psn, 1);
-		rxe_comp_progress(qp);
-	}
+	else
+		rxe_comp_advance(qp, rxe_psn_add(pkt->psn, 1));
 }
 
 /* An atomic ACK: the original value goes to the 8-byte local buffer. */
@@ -445,7 +601,7 @@ static void rxe_comp_rcv(struct rxe_qp *qp, struct sk_buff *skb)
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 
 	/* Only PSNs we sent and that are not acknowledged yet. */
-	if (rxe_psn_diff(pkt->psn, qp->req.psn) >= 0 ||
+	if (rxe_psn_diff(pkt->psn, qp->req.top_psn) >= 0 ||
 	    rxe_psn_diff(pkt->psn, qp->comp.psn) < 0)
 		return;
 
@@ -583,15 +739,16 @@ bool rxe_comp_run(struct rxe_qp *qp)
 	}
 
 	if (test_and_clear_bit(RXE_COMP_EV_RNR_DONE, &qp->comp.events)) {
+		/* The wait was the responder's; the timeout starts after it. */
 		qp->comp.rnr_wait = false;
+		qp->comp.rtt_start = 0;
 		rxe_req_rewind(qp, qp->comp.psn);
-		rxe_comp_arm_timer(qp);
+		rxe_comp_deadline_start(qp);
+		rxe_comp_timer_restart(qp);
 	}
 	if (test_and_clear_bit(RXE_COMP_EV_ACK_TIMEOUT, &qp->comp.events) &&
-	    rxe_comp_outstanding(qp) && !qp->comp.rnr_wait) {
-		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RETRY_TIMEOUT);
-		rxe_comp_retry(qp, qp->comp.psn, true);
-	}
+	    rxe_comp_outstanding(qp) && !qp->comp.rnr_wait)
+		rxe_comp_timeout(qp);
 
 	skb = skb_dequeue(&qp->rsp_q);
 	if (skb) {

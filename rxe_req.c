@@ -39,6 +39,7 @@ void rxe_req_reset(struct rxe_qp *qp)
 void rxe_req_start(struct rxe_qp *qp)
 {
 	qp->req.psn = qp->attr.sq_psn;
+	qp->req.top_psn = qp->attr.sq_psn;
 	qp->req.sqd_notified = false;
 	rxe_comp_start(qp);
 }
@@ -103,6 +104,64 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 	}
 	qp->req.since_ack_req = 0;
 	trace_rxe_retry(qp, psn);
+}
+
+/**
+ * rxe_req_forward() - skip packets the responder already has
+ * @qp: the QP
+ * @psn: the responder acknowledged every PSN up to this one
+ *
+ * After a rewind the requester sends again from an older PSN. An ACK for
+ * a PSN it has not sent again yet (the ACK of the first send got lost,
+ * not the packets) moves it on past that PSN instead. A work request
+ * always splits into the same packets, so the PSNs of those after the
+ * cursor follow from their lengths. The walk stops at a READ, an atomic
+ * or a local operation: an ACK does not complete those.
+ *
+ * Context: the send task.
+ */
+void rxe_req_forward(struct rxe_qp *qp, u32 psn)
+{
+	u32 next = rxe_psn_add(psn, 1);
+	struct rxe_swqe *wqe;
+
+	while (rxe_psn_diff(next, qp->req.psn) > 0 &&
+	       qp->req.index != qp->req.tail) {
+		wqe = rxe_sq_wqe(qp, qp->req.index);
+		if (wqe->state == RXE_WQE_DONE) {
+			qp->req.index = rxe_sq_next(qp, qp->req.index);
+			continue;
+		}
+		if (wqe->state == RXE_WQE_ERROR || wqe->status != IB_WC_SUCCESS ||
+		    (wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC | RXE_WR_LOCAL)))
+			break;
+		if (wqe->state == RXE_WQE_POSTED) {
+			wqe->first_psn = qp->req.psn;
+			wqe->last_psn = rxe_psn_add(qp->req.psn,
+						    rxe_req_npkts(qp, wqe) - 1);
+			wqe->state = RXE_WQE_ACTIVE;
+			qp->req.offset = 0;
+		}
+		if (rxe_psn_diff(wqe->last_psn, psn) > 0) {
+			qp->req.offset += rxe_psn_diff(next, qp->req.psn) *
+					  rxe_req_mtu(qp);
+			qp->req.psn = next;
+			break;
+		}
+		wqe->state = RXE_WQE_SENT;
+		qp->req.psn = rxe_psn_add(wqe->last_psn, 1);
+		qp->req.index = rxe_sq_next(qp, qp->req.index);
+		qp->req.offset = 0;
+	}
+}
+
+/*
+ * Packets between requests for an ACK: often enough that the window
+ * sees several ACKs, seldom enough that ACKs cost little.
+ */
+static u32 rxe_req_ack_every(const struct rxe_qp *qp)
+{
+	return clamp_t(u32, qp->comp.cwnd / 4, 1, RXE_ACK_REQ_EVERY);
 }
 
 /* Opcode of the packet at this point of a work request. */
@@ -232,7 +291,7 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
 	}
 
 	ack = rxe_qp_type(qp) == IB_QPT_RC &&
-	      (last || ++qp->req.since_ack_req >= RXE_ACK_REQ_EVERY);
+	      (last || ++qp->req.since_ack_req >= rxe_req_ack_every(qp));
 	if (ack)
 		qp->req.since_ack_req = 0;
 	bth_init((struct rxe_bth *)skb->data, opcode,
@@ -262,6 +321,8 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
 	sport = ud ? rdma_get_udp_sport(path->flow_label, qp->ibqp.qp_num,
 					wqe->wr.ud.remote_qpn) : qp->src_port;
 	rxe_net_xmit(qp, path, sport, skb);
+	if (rxe_qp_type(qp) == IB_QPT_RC)
+		rxe_comp_sent(qp, qp->req.psn, ack || rd_atomic);
 	if (first)
 		rxe_counter_inc(rxe, RXE_CNT_RDMA_SENDS);
 	return true;
@@ -284,6 +345,8 @@ static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
 		qp->req.offset += min(wqe->length - qp->req.offset, mtu);
 	}
 
+	if (rxe_psn_diff(qp->req.psn, qp->req.top_psn) > 0)
+		qp->req.top_psn = qp->req.psn;
 	if (qp->req.offset < wqe->length)
 		return;
 
@@ -404,14 +467,12 @@ static bool rxe_req_send_one(struct rxe_qp *qp)
 	}
 
 	if (rxe_qp_type(qp) == IB_QPT_RC &&
-	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= RXE_MAX_INFLIGHT_PSNS)
+	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= qp->comp.cwnd)
 		return false;
 
 	if (!rxe_req_send_packet(qp, wqe))
 		return false;
 	rxe_req_advance(qp, wqe);
-	if (rxe_qp_type(qp) == IB_QPT_RC)
-		rxe_comp_arm_timer(qp);
 	return true;
 }
 

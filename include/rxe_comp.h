@@ -11,6 +11,23 @@
 /* IBA 9.7.5.2.8: an RNR retry count of 7 never runs out. */
 #define RXE_RNR_RETRY_INFINITE	7
 
+/*
+ * The requester's window of unacknowledged PSNs (RC): it starts at the
+ * most, and a loss halves it down to the least.
+ */
+#define RXE_CWND_MAX		256
+#define RXE_CWND_MIN		8
+
+/*
+ * The early retry timer waits the smoothed round trip plus four times its
+ * deviation (RFC 6298), at least RXE_RTO_MIN_NS, and RXE_RTO_INIT_NS
+ * before the first sample; each early retry without progress doubles it.
+ * The QP's own timeout still bounds it and is what counts retries.
+ */
+#define RXE_RTO_MIN_NS		(4 * NSEC_PER_MSEC)
+#define RXE_RTO_INIT_NS		(20 * NSEC_PER_MSEC)
+#define RXE_RTO_MAX_NS		(2 * NSEC_PER_SEC)
+
 /* Bits of struct rxe_comp.events. */
 #define RXE_COMP_EV_ACK_TIMEOUT	0
 #define RXE_COMP_EV_RNR_DONE	1
@@ -20,7 +37,9 @@ void rxe_comp_init(struct rxe_qp *qp);
 void rxe_comp_reset(struct rxe_qp *qp);
 void rxe_comp_start(struct rxe_qp *qp);
 void rxe_comp_stop_timers(struct rxe_qp *qp);
-void rxe_comp_arm_timer(struct rxe_qp *qp);
+void rxe_comp_sent(struct rxe_qp *qp, u32 psn, bool timed);
+bool rxe_comp_window_open(const struct rxe_qp *qp);
+u32 rxe_comp_ack_req_every(const struct rxe_qp *qp);
 bool rxe_comp_run(struct rxe_qp *qp);
 u64 rxe_comp_rnr_timeout_ns(u8 code);
 u64 rxe_comp_ack_timeout_ns(u8 timeout);

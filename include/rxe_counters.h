@@ -23,7 +23,7 @@
  * @RXE_CNT_SND_SEQ_ERR: NAK-PSN-sequence-errors sent
  * @RXE_CNT_COMPLETER_RETRY_ERR: retransmissions after a sequence NAK
  *	or a response ahead of the expected PSN
- * @RXE_CNT_RETRY_TIMEOUT: retransmissions after the ACK timeout
+ * @RXE_CNT_RETRY_TIMEOUT: retransmissions after the QP's local ACK timeout
  * @RXE_CNT_RETRY_EXCEEDED_ERR: QPs failed with the retry count spent
  * @RXE_CNT_RNR_RETRY_EXCEEDED_ERR: QPs failed with the RNR retry count spent
  * @RXE_CNT_SEND_ERR: packets the network layer refused
@@ -44,6 +44,8 @@
  *	packets in its state
  * @RXE_CNT_DROP_NOMEM: packets not sent or dropped for want of memory
  * @RXE_CNT_DROP_NO_WQE: UD and UC messages dropped for want of a receive WQE
+ * @RXE_CNT_RETRY_EARLY: retransmissions after the measured round-trip
+ *	timeout, before the QP's own; they spend no retry
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -74,6 +76,7 @@ enum rxe_counter {
 	RXE_CNT_DROP_QP_STATE,
 	RXE_CNT_DROP_NOMEM,
 	RXE_CNT_DROP_NO_WQE,
+	RXE_CNT_RETRY_EARLY,
 	RXE_CNT_NUM,
 };
 

@@ -7,9 +7,6 @@
 
 #include "rxe_verbs.h"
 
-/* PSNs a requester may have unacknowledged before it waits. */
-#define RXE_MAX_INFLIGHT_PSNS	256
-
 /* A request asks for an ACK at least this often. */
 #define RXE_ACK_REQ_EVERY	32
 
@@ -18,6 +15,7 @@ void rxe_req_reset(struct rxe_qp *qp);
 void rxe_req_start(struct rxe_qp *qp);
 bool rxe_req_run(struct rxe_qp *qp);
 void rxe_req_rewind(struct rxe_qp *qp, u32 psn);
+void rxe_req_forward(struct rxe_qp *qp, u32 psn);
 bool rxe_req_sq_draining(const struct rxe_qp *qp);
 u32 rxe_req_npkts(const struct rxe_qp *qp, const struct rxe_swqe *wqe);
 

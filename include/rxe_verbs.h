@@ -361,6 +361,8 @@ struct rxe_rq {
  *	asked for
  * @tail: SQ index up to which WQEs sit in kernel memory (for a user QP:
  *	snapshotted and checked)
+ * @top_psn: one past the highest PSN ever sent; a packet below it is a
+ *	retransmission
  * @rd_atomic: READ and atomic WQEs sent and not yet answered
  * @since_ack_req: packets sent since the last that asked for an ACK
  * @sqd_notified: the SQ_DRAINED event of this drain went out
@@ -370,6 +372,7 @@ struct rxe_req {
 	u32 index;
 	u32 offset;
 	u32 tail;
+	u32 top_psn;
 	u32 rd_atomic;
 	u32 since_ack_req;
 	bool sqd_notified;
@@ -385,7 +388,24 @@ struct rxe_req {
  * @retried_psn: the PSN of the last retry, to tell a retry that made no
  *	progress since the previous one
  * @events: RXE_COMP_EV_* bits set by the timers
- * @ack_timer: the local ACK timeout
+ * @cwnd: PSNs the requester may have unacknowledged (RC). Go-back-N
+ *	resends everything in flight after a loss, so on a lossy path a
+ *	smaller window wastes less: it halves on a loss and grows back by
+ *	one PSN per window acknowledged
+ * @ssthresh: below it the window grows by each PSN acknowledged
+ * @cwnd_acked: PSNs acknowledged towards the next linear step
+ * @recover_psn: req.top_psn when the last loss was seen; losses before
+ *	@psn reaches it belong to the same episode and shrink nothing more
+ * @in_recovery: a loss episode is open
+ * @rtt_psn: the PSN whose acknowledgment times a round trip
+ * @rtt_start: when it was sent, or 0 when no round trip is timed
+ * @srtt_ns: smoothed round-trip time, 0 before the first sample
+ * @rttvar_ns: mean deviation of the round-trip time
+ * @backoff: early retries since the last progress; each doubles the wait
+ * @deadline: when the QP's local ACK timeout (IBA 9.7.6.1.3) expires for
+ *	the oldest outstanding PSN, or 0 with an infinite timeout
+ * @ack_timer: the retry timer: early at the measured round-trip timeout,
+ *	and at @deadline at the latest
  * @rnr_timer: the RNR NAK backoff
  */
 struct rxe_comp {
@@ -395,6 +415,17 @@ struct rxe_comp {
 	bool rnr_wait;
 	u32 retried_psn;
 	unsigned long events;
+	u32 cwnd;
+	u32 ssthresh;
+	u32 cwnd_acked;
+	u32 recover_psn;
+	bool in_recovery;
+	u32 rtt_psn;
+	ktime_t rtt_start;
+	u64 srtt_ns;
+	u64 rttvar_ns;
+	u32 backoff;
+	ktime_t deadline;
 	struct hrtimer ack_timer;
 	struct hrtimer rnr_timer;
 };

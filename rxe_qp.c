@@ -11,6 +11,7 @@
 
 #include <linux/vmalloc.h>
 #include <linux/overflow.h>
+#include <rdma/restrack.h>
 
 #include "rxe_qp.h"
 #include "rxe_hdr.h"
@@ -639,4 +640,51 @@ void rxe_qp_set_error(struct rxe_qp *qp)
 
 	rxe_task_sched(&qp->send_task);
 	rxe_task_sched(&qp->recv_task);
+}
+
+/**
+ * rxe_qp_fill_res_entry() - the driver's view of a QP for `rdma res show qp -dd`
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * The engines' state: where the requester, the completer and the
+ * responder stand, the window and round-trip estimate of the completer,
+ * and what waits in the packet queues. The tasks change these without a
+ * lock while this reads them: a snapshot for diagnosis, not a promise.
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct rxe_qp *qp = to_rxe_qp(ibqp);
+	const struct {
+		const char *name;
+		u32 value;
+	} attrs[] = {
+		{ "req_psn", READ_ONCE(qp->req.psn) },
+		{ "req_top_psn", READ_ONCE(qp->req.top_psn) },
+		{ "req_rd_atomic", READ_ONCE(qp->req.rd_atomic) },
+		{ "sq_done", READ_ONCE(qp->sq.queue.kidx) },
+		{ "sq_next", READ_ONCE(qp->req.index) },
+		{ "sq_tail", READ_ONCE(qp->req.tail) },
+		{ "comp_psn", READ_ONCE(qp->comp.psn) },
+		{ "cwnd", READ_ONCE(qp->comp.cwnd) },
+		{ "ssthresh", READ_ONCE(qp->comp.ssthresh) },
+		{ "srtt_us", (u32)div_u64(READ_ONCE(qp->comp.srtt_ns), NSEC_PER_USEC) },
+		{ "rttvar_us", (u32)div_u64(READ_ONCE(qp->comp.rttvar_ns), NSEC_PER_USEC) },
+		{ "retry_left", READ_ONCE(qp->comp.retry_left) },
+		{ "backoff", READ_ONCE(qp->comp.backoff) },
+		{ "rnr_wait", READ_ONCE(qp->comp.rnr_wait) },
+		{ "resp_psn", READ_ONCE(qp->resp.psn) },
+		{ "resp_msn", READ_ONCE(qp->resp.msn) },
+		{ "req_queue", skb_queue_len(&qp->req_q) },
+		{ "rsp_queue", skb_queue_len(&qp->rsp_q) },
+		{ "skb_inflight", atomic_read(&qp->skb_inflight) },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(attrs); i++)
+		if (rdma_nl_put_driver_u32(msg, attrs[i].name, attrs[i].value))
+			return -EMSGSIZE;
+	return 0;
 }

@@ -165,6 +165,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 	.destroy_qp = rxe_qp_destroy,
 	.destroy_srq = rxe_srq_destroy,
 	.device_group = &rxe_attr_group,
+	.fill_res_qp_entry = rxe_qp_fill_res_entry,
 	.get_dma_mr = rxe_mr_get_dma,
 	.get_hw_stats = rxe_counters_get_hw_stats,
 	.get_link_layer = rxe_get_link_layer,

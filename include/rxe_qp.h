@@ -19,6 +19,7 @@ struct rxe_qp *rxe_qp_get(struct rxe_dev *rxe, u32 qpn);
 void rxe_qp_put(struct rxe_qp *qp);
 void rxe_qp_set_error(struct rxe_qp *qp);
 void rxe_qp_event(struct rxe_qp *qp, enum ib_event_type type);
+int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 
 /**
  * rxe_qp_state() - the QP's state, read without its lock

@@ -37,6 +37,7 @@ trap 'exit 130' INT TERM
 out=$SELFTESTS/results/demo-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 
+ensure_setup
 say "demo: preparing the guest kernel"
 kernel_prepare || die "cannot prepare the guest kernel"
 say "demo: guest kernel $KVER"

@@ -107,6 +107,7 @@ finish_run() {
 	exit 0
 }
 
+ensure_setup
 say "rxe selftests: RXE_IMPL=$RXE_IMPL, logs in $rel/"
 
 start=$SECONDS

@@ -74,9 +74,20 @@ add_suite() {
 	"${sudo[@]}" apt-get update -q
 }
 
+# checkpatch.pl ships in linux-source as a tarball: `make check` wants it
+# unpacked next to it.
+unpack_source() {
+	local tar=/usr/src/linux-source-6.1.tar.xz
+
+	[ -d /usr/src/linux-source-6.1 ] || [ ! -e "$tar" ] && return 0
+	echo "setup.sh: unpacking $tar (checkpatch for make check)"
+	"${sudo[@]}" tar -C /usr/src -xJf "$tar"
+}
+
 ABI=$(abi)
 todo=$(missing)
 if [ -z "$todo" ]; then
+	unpack_source
 	echo "setup.sh: everything is installed (guest kernel $ABI)"
 	exit 0
 fi
@@ -96,4 +107,5 @@ fi
 
 todo=$(missing)
 [ -z "$todo" ] || { echo "setup.sh: still missing: $todo" >&2; exit 1; }
+unpack_source
 echo "setup.sh: done (guest kernel $a)"

@@ -28,3 +28,10 @@ build_module() {
 	}
 	make -C "$REPO" KDIR="$kdir" >"$log" 2>&1
 }
+
+# Install what the build and the guests need, unless RXE_NO_SETUP=1: on a
+# fresh machine the first run does it (apt); afterwards it only checks.
+ensure_setup() {
+	[ "${RXE_NO_SETUP:-0}" = 1 ] && return 0
+	"$SELFTESTS/setup.sh" || die "setup failed: see above"
+}

@@ -42,6 +42,11 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
  * @rxe: the sending device
  * @bth_len: bytes from the BTH to the end of the ICRC
  *
+ * The data comes from the per-CPU page fragment caches of the network
+ * stack, which recycle their pages: a kmalloc()ed head would be zeroed
+ * on every allocation by the init_on_alloc hardening distributions turn
+ * on, and every byte of it is overwritten here anyway.
+ *
  * Context: any; allocates with GFP_ATOMIC.
  * Return: an skb whose data is @bth_len bytes from the BTH on, or NULL.
  */
@@ -51,7 +56,7 @@ struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 	unsigned int headroom = rxe_net_headroom(rxe);
 	struct sk_buff *skb;
 
-	skb = alloc_skb(headroom + bth_len, GFP_ATOMIC);
+	skb = __netdev_alloc_skb(NULL, headroom + bth_len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, headroom);

@@ -11,6 +11,7 @@
 
 #include <linux/vmalloc.h>
 #include <linux/overflow.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
 #include "rxe_qp.h"
@@ -681,10 +682,18 @@ int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "rsp_queue", skb_queue_len(&qp->rsp_q) },
 		{ "skb_inflight", atomic_read(&qp->skb_inflight) },
 	};
+	struct nlattr *table;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(attrs); i++)
-		if (rdma_nl_put_driver_u32(msg, attrs[i].name, attrs[i].value))
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
+		if (rdma_nl_put_driver_u32(msg, attrs[i].name, attrs[i].value)) {
+			nla_nest_cancel(msg, table);
 			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }

@@ -231,23 +231,51 @@ static void rxe_comp_grow(struct rxe_comp *comp, u32 n)
 	}
 }
 
+/* Why the window shrinks. */
+enum rxe_comp_loss_kind {
+	RXE_LOSS_SEEN,		/* a NAK or a gap in the responses: certain */
+	RXE_LOSS_EARLY,		/* the early retry timer: maybe only slow */
+	RXE_LOSS_TIMEOUT,	/* the QP's own timeout: nothing came back */
+};
+
 /*
- * Packets were lost: halve the window, once per loss episode; a timeout
- * (nothing at all came back) shrinks it to the least.
+ * Packets were lost: halve the window, once per loss episode; the QP's
+ * own timeout shrinks it to the least. An episode the retry timer began
+ * can be undone (rxe_comp_undo()).
  */
-static void rxe_comp_loss(struct rxe_qp *qp, bool timeout)
+static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 {
 	struct rxe_comp *comp = &qp->comp;
 
 	if (!comp->in_recovery) {
+		comp->undo_cwnd = comp->cwnd;
+		comp->undo_ssthresh = comp->ssthresh;
+		comp->undo_armed = kind != RXE_LOSS_SEEN;
 		comp->ssthresh = max_t(u32, comp->cwnd / 2, RXE_CWND_MIN);
 		comp->cwnd = comp->ssthresh;
 		comp->cwnd_acked = 0;
 		comp->in_recovery = true;
 		comp->recover_psn = qp->req.top_psn;
+	} else if (kind == RXE_LOSS_SEEN) {
+		comp->undo_armed = false;
 	}
-	if (timeout)
+	if (kind == RXE_LOSS_TIMEOUT)
 		comp->cwnd = RXE_CWND_MIN;
+}
+
+/*
+ * The responder acknowledged packets the requester has not sent again
+ * since the retry timer rewound it: they were not lost, the timer only
+ * beat a slow ACK. Give the window back.
+ */
+static void rxe_comp_undo(struct rxe_comp *comp)
+{
+	if (!comp->undo_armed)
+		return;
+	comp->cwnd = max(comp->cwnd, comp->undo_cwnd);
+	comp->ssthresh = max(comp->ssthresh, comp->undo_ssthresh);
+	comp->in_recovery = false;
+	comp->undo_armed = false;
 }
 
 /*
@@ -389,7 +417,7 @@ static void rxe_comp_retry(struct rxe_qp *qp, u32 psn, bool counts)
 {
 	if (counts && !rxe_comp_spend_retry(qp))
 		return;
-	rxe_comp_loss(qp, false);
+	rxe_comp_loss(qp, RXE_LOSS_SEEN);
 	rxe_comp_resend(qp, psn);
 }
 
@@ -402,17 +430,19 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 {
 	struct rxe_comp *comp = &qp->comp;
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	enum rxe_comp_loss_kind kind = RXE_LOSS_EARLY;
 
 	if (comp->deadline && !ktime_before(ktime_get(), comp->deadline)) {
 		rxe_counter_inc(rxe, RXE_CNT_RETRY_TIMEOUT);
 		if (!rxe_comp_spend_retry(qp))
 			return;
 		rxe_comp_deadline_start(qp);
+		kind = RXE_LOSS_TIMEOUT;
 	} else {
 		rxe_counter_inc(rxe, RXE_CNT_RETRY_EARLY);
 	}
 	comp->backoff++;
-	rxe_comp_loss(qp, true);
+	rxe_comp_loss(qp, kind);
 	rxe_comp_resend(qp, comp->psn);
 }
 
@@ -475,8 +505,10 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 		    rxe_psn_add(psn, -1);
 
 	/* The responder has more than the requester sent again since a rewind. */
-	if (rxe_psn_diff(acked, qp->req.psn) >= 0)
+	if (rxe_psn_diff(acked, qp->req.psn) >= 0) {
+		rxe_comp_undo(&qp->comp);
 		rxe_req_forward(qp, acked);
+	}
 
 	switch (FIELD_GET(AETH_TYPE, syn)) {
 	case AETH_TYPE_ACK:

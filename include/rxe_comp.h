@@ -24,7 +24,7 @@
  * before the first sample; each early retry without progress doubles it.
  * The QP's own timeout still bounds it and is what counts retries.
  */
-#define RXE_RTO_MIN_NS		(4 * NSEC_PER_MSEC)
+#define RXE_RTO_MIN_NS		(10 * NSEC_PER_MSEC)
 #define RXE_RTO_INIT_NS		(20 * NSEC_PER_MSEC)
 #define RXE_RTO_MAX_NS		(2 * NSEC_PER_SEC)
 

@@ -397,6 +397,11 @@ struct rxe_req {
  * @recover_psn: req.top_psn when the last loss was seen; losses before
  *	@psn reaches it belong to the same episode and shrink nothing more
  * @in_recovery: a loss episode is open
+ * @undo_cwnd: the window before a retry timer episode shrank it
+ * @undo_ssthresh: the threshold before it
+ * @undo_armed: the episode began with the retry timer and no NAK has
+ *	confirmed a loss since: an ACK for packets not yet sent again proves
+ *	the timer spurious, and the window goes back
  * @rtt_psn: the PSN whose acknowledgment times a round trip
  * @rtt_start: when it was sent, or 0 when no round trip is timed
  * @srtt_ns: smoothed round-trip time, 0 before the first sample
@@ -420,6 +425,9 @@ struct rxe_comp {
 	u32 cwnd_acked;
 	u32 recover_psn;
 	bool in_recovery;
+	u32 undo_cwnd;
+	u32 undo_ssthresh;
+	bool undo_armed;
 	u32 rtt_psn;
 	ktime_t rtt_start;
 	u64 srtt_ns;

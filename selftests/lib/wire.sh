@@ -39,7 +39,8 @@ _capture_wait() {
 
 capture_start() {
 	rm -f "$1"
-	bg dumpcap dumpcap -i eth0 -f "udp port 4791" -P -c "${CAPTURE_MAX:-3000}" -w "$1"
+	# The capture outlives the checks of the traffic it records.
+	CHECK_TIMEOUT=${CAPTURE_TIMEOUT:-400} bg dumpcap dumpcap -i eth0 -f "udp port 4791" -P -c "${CAPTURE_MAX:-3000}" -w "$1"
 	check "dumpcap captures UDP port 4791 on eth0" _capture_wait "$1"
 }
 

@@ -107,14 +107,15 @@ class Endpoint:
                           cap=cap)
         return QP(self.pd, init)
 
-    def route(self, my_ip, peer_ip, tclass=0):
+    def route(self, my_ip, peer_ip, tclass=0, flow=0):
         return GlobalRoute(dgid=GID(gid_of(peer_ip)),
                            sgid_index=gid_index(self.ctx, my_ip),
-                           traffic_class=tclass, hop_limit=64)
+                           traffic_class=tclass, flow_label=flow,
+                           hop_limit=64)
 
-    def ah(self, my_ip, peer_ip, tclass=0):
-        attr = AHAttr(gr=self.route(my_ip, peer_ip, tclass), is_global=1,
-                      port_num=1)
+    def ah(self, my_ip, peer_ip, tclass=0, flow=0):
+        attr = AHAttr(gr=self.route(my_ip, peer_ip, tclass, flow),
+                      is_global=1, port_num=1)
         return AH(self.pd, attr=attr)
 
     @staticmethod
@@ -129,7 +130,7 @@ class Endpoint:
         qp.to_init(attr)
 
     def connect(self, qp, qtype, my_ip, peer_ip, dest_qpn, rq_psn, sq_psn,
-                tclass=0, min_rnr_timer=1, timeout=14, rts=True,
+                tclass=0, flow=0, min_rnr_timer=1, timeout=14, rts=True,
                 access=ACCESS | e.IBV_ACCESS_MW_BIND):
         """RESET -> INIT -> RTR (-> RTS) towards a peer QP (UD: none)."""
         self.to_init(qp, qtype, access)
@@ -138,7 +139,7 @@ class Endpoint:
             attr.path_mtu = e.IBV_MTU_1024
             attr.dest_qp_num = dest_qpn
             attr.rq_psn = rq_psn
-            attr.ah_attr = AHAttr(gr=self.route(my_ip, peer_ip, tclass),
+            attr.ah_attr = AHAttr(gr=self.route(my_ip, peer_ip, tclass, flow),
                                   is_global=1, port_num=1)
             if qtype == "RC":
                 attr.max_dest_rd_atomic = 4

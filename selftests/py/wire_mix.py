@@ -59,6 +59,8 @@ PLAN = [
     ("ud6", "UD", 6, 0x48, 0),
 ]
 SERVER_PSN = 0x300000
+# IPv6 flow labels of the address vectors.
+FLOW = {"rc6": 0x12345, "uc6": 0xABCDE, "ud6": 0x54321}
 
 # Server MR layout: receive buffers, READ source, WRITE target, atomics.
 RECV_OFF, RECV_SLOT = 0, 4096
@@ -129,15 +131,16 @@ def client(peer4, peer6, me4, me6):
     qps = {name: ep.qp(t) for name, t, _, _, _ in PLAN}
     ctl = P.Ctl.connect(peer4)
     ctl.send(msg="hello", qps=[dict(name=n, type=t, ip=v, tclass=tc, psn=psn,
-                                    qpn=qps[n].qp_num)
+                                    flow=FLOW.get(n, 0), qpn=qps[n].qp_num)
                                for n, t, v, tc, psn in PLAN])
     srv = ctl.expect("hello")
     rq = {q["name"]: q for q in srv["qps"]}
     for name, t, v, tc, psn in PLAN:
         me, peer = (me4, peer4) if v == 4 else (me6, peer6)
         ep.connect(qps[name], t, me, peer, rq[name]["qpn"], SERVER_PSN, psn,
-                   tclass=tc)
-    ahs = {name: ep.ah(*((me4, peer4) if v == 4 else (me6, peer6)), tclass=tc)
+                   tclass=tc, flow=FLOW.get(name, 0))
+    ahs = {name: ep.ah(*((me4, peer4) if v == 4 else (me6, peer6)), tclass=tc,
+                       flow=FLOW.get(name, 0))
            for name, t, v, tc, _ in PLAN if t == "UD"}
     check("client: %d QPs connected to the server's" % len(PLAN), True)
 
@@ -247,7 +250,8 @@ def server(peer4, peer6, me4, me6, out):
         qp = qps[name] = ep.qp(t)
         me, peer = (me4, peer4) if q["ip"] == 4 else (me6, peer6)
         ep.connect(qp, t, me, peer, q["qpn"], q["psn"], SERVER_PSN,
-                   tclass=q["tclass"], min_rnr_timer=24 if name == "rnr" else 1)
+                   tclass=q["tclass"], flow=q["flow"],
+                   min_rnr_timer=24 if name == "rnr" else 1)
         if name != "rnr":
             for i in range(receives_of(name)):
                 ep.post_recv(qp, RECV_OFF + RECV_SLOT * (i % 10), RECV_SLOT,
@@ -513,6 +517,18 @@ def analyze(plan_path, pcap, pdml, impl="ours"):
         check("%s: IPv%d traffic class 0x%02x from the address vector on "
               "every packet" % (name, v, q["tclass"]), tcs == {q["tclass"]},
               "saw %s" % sorted(hex(t) for t in tcs))
+        if v == 6:
+            flows = {p.flow for p in to_srv}
+            if q["type"] != "UD":
+                flows |= {p.flow for p in to_cli}
+            # The in-tree rxe sends flow label 0 whatever the AV says.
+            if impl == "theirs" and flows == {0}:
+                print("# %s: the in-tree rxe sends flow label 0, not the AV's "
+                      "0x%05x: not judged" % (name, q["flow"]))
+            else:
+                check("%s: IPv6 flow label 0x%05x from the address vector on "
+                      "every packet" % (name, q["flow"]), flows == {q["flow"]},
+                      "saw %s" % sorted(hex(x) for x in flows))
     dup = len(ports) - len(set(ports.values()))
     check("connected QPs use different UDP source ports (%s)" %
           ", ".join("%s=%d" % kv for kv in sorted(ports.items())), dup == 0)

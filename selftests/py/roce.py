@@ -156,7 +156,8 @@ def icrc(ip):
     u = bytearray(ip[ihl:ihl + 8])
     u[6:8] = b"\xff\xff"            # UDP checksum
     b = bytearray(ip[ihl + 8:ihl + 20])
-    b[4] = 0xFF                     # FECN, BECN, resv6a
+    if len(b) > 4:
+        b[4] = 0xFF                 # FECN, BECN, resv6a
     crc = zlib.crc32(b"\xff" * 8)
     for part in (h, u, b, ip[ihl + 20:len(ip) - 4]):
         crc = zlib.crc32(part, crc)
@@ -208,19 +209,22 @@ def fix_udp6_csum(pkt):
 
 
 def roce(src, dst, transport, sport=0xC000, tos=0, ttl=64, good_icrc=True,
-         ident=0, flow=0):
-    """An IP packet (v4 or v6 by the addresses) carrying the RoCEv2 bytes
-    `transport` (BTH onwards, without ICRC), with the ICRC appended (or
-    its complement when good_icrc is False)."""
-    body = udp(sport, PORT, transport + b"\0\0\0\0")
+         ident=0, flow=0, raw=False):
+    """An IP packet (v4 or v6 by the addresses) to UDP port 4791 carrying
+    the RoCEv2 bytes `transport` (BTH onwards, without ICRC), with the
+    ICRC appended (or its complement when good_icrc is False). raw: the
+    bytes are the whole UDP payload, ICRC slot included or not, and are
+    sent as they are."""
+    body = udp(sport, PORT, transport if raw else transport + b"\0\0\0\0")
     if ":" in src:
         pkt = ip6(src, dst, body, tclass=tos, hlim=ttl, flow=flow)
     else:
         pkt = ip4(src, dst, body, tos=tos, ttl=ttl, ident=ident)
-    crc = icrc(pkt)
-    if not good_icrc:
-        crc = bytes(x ^ 0xFF for x in crc)
-    pkt = pkt[:-4] + crc
+    if not raw:
+        crc = icrc(pkt)
+        if not good_icrc:
+            crc = bytes(x ^ 0xFF for x in crc)
+        pkt = pkt[:-4] + crc
     if ":" in src:
         pkt = fix_udp6_csum(pkt)
     return pkt

@@ -231,6 +231,12 @@ def client(peer4, peer6, me4, me6):
 
 # --- server ------------------------------------------------------------------
 
+def rnr_naks(dev="rxe0"):
+    with open("/sys/class/infiniband/%s/ports/1/hw_counters/send_rnr_err" %
+              dev) as f:
+        return int(f.read())
+
+
 def server(peer4, peer6, me4, me6, out):
     # pylint: disable=too-many-locals,too-many-branches,too-many-statements
     import json
@@ -277,7 +283,11 @@ def server(peer4, peer6, me4, me6, out):
 
     msg = ctl.recv()
     if msg.get("msg") == "rnr":
-        time.sleep(0.5)     # the client's SEND meets an empty queue meanwhile
+        # The client's SEND must meet the empty queue at least once: wait
+        # for our RNR NAK (send_rnr_err, a counter both rxes have).
+        rnr0, end = rnr_naks(), time.time() + 20
+        while rnr_naks() == rnr0 and time.time() < end:
+            time.sleep(0.05)
         ep.post_recv(qps["rnr"], RECV_OFF, RECV_SLOT, wr_id=0xCC00)
         msg = ctl.recv()
     if msg.get("msg") != "done":

@@ -175,11 +175,15 @@ def _csum(data):
     return ~s & 0xFFFF
 
 
-def ip4(src, dst, payload, tos=0, ttl=64, df=True, ident=0, proto=17):
-    hdr = struct.pack(">BBHHHBBH4s4s", 0x45, tos, 20 + len(payload), ident,
-                      0x4000 if df else 0, ttl, proto, 0,
-                      ipaddress.IPv4Address(src).packed,
-                      ipaddress.IPv4Address(dst).packed)
+def ip4(src, dst, payload, tos=0, ttl=64, df=True, ident=0, proto=17,
+        opts=b""):
+    """An IPv4 header (with options opts, a multiple of 4 bytes) and
+    payload."""
+    hlen = 20 + len(opts)
+    hdr = struct.pack(">BBHHHBBH4s4s", 0x40 | hlen // 4, tos,
+                      hlen + len(payload), ident, 0x4000 if df else 0, ttl,
+                      proto, 0, ipaddress.IPv4Address(src).packed,
+                      ipaddress.IPv4Address(dst).packed) + opts
     hdr = hdr[:10] + struct.pack(">H", _csum(hdr)) + hdr[12:]
     return hdr + payload
 
@@ -209,7 +213,7 @@ def fix_udp6_csum(pkt):
 
 
 def roce(src, dst, transport, sport=0xC000, tos=0, ttl=64, good_icrc=True,
-         ident=0, flow=0, raw=False):
+         ident=0, flow=0, raw=False, opts=b""):
     """An IP packet (v4 or v6 by the addresses) to UDP port 4791 carrying
     the RoCEv2 bytes `transport` (BTH onwards, without ICRC), with the
     ICRC appended (or its complement when good_icrc is False). raw: the
@@ -219,7 +223,7 @@ def roce(src, dst, transport, sport=0xC000, tos=0, ttl=64, good_icrc=True,
     if ":" in src:
         pkt = ip6(src, dst, body, tclass=tos, hlim=ttl, flow=flow)
     else:
-        pkt = ip4(src, dst, body, tos=tos, ttl=ttl, ident=ident)
+        pkt = ip4(src, dst, body, tos=tos, ttl=ttl, ident=ident, opts=opts)
     if not raw:
         crc = icrc(pkt)
         if not good_icrc:

@@ -85,7 +85,7 @@ static void rxe_net_drop(struct rxe_dev *rxe, struct sk_buff *skb,
 /*
  * Check everything the BTH lets us check before the packet is looked at:
  * that it is as long as its headers say, that its opcode is one we carry,
- * its version, its pad, and its ICRC. Then hand it on to the QP. The
+ * its version, its pad and length in whole words, and its ICRC. Then hand it on to the QP. The
  * order matters: no length is computed from a table entry before the
  * entry is known to exist.
  *
@@ -124,6 +124,13 @@ static void rxe_net_rcv(struct rxe_dev *rxe, struct sk_buff *skb,
 	pkt->paylen = skb->len - info->length - tail;
 	pkt->qp = NULL;
 	if (pkt->paylen && !(info->mask & RXE_PAYLOAD_MASK))
+		goto drop_malformed;
+	/*
+	 * Headers and ICRC are whole 4-byte words, and the pad count makes
+	 * the payload one too (IBA 9.2); on IB the length is even counted
+	 * in words. Any other length is no IBA packet.
+	 */
+	if (skb->len & 3)
 		goto drop_malformed;
 
 	if (!loopback) {

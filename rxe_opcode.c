@@ -113,7 +113,10 @@ const struct rxe_opcode_info rxe_opcode[256] = {
 	RXE_OP(UD_SEND_ONLY_WITH_IMMEDIATE, UD_SEND_ONLY_IMM, 24,
 	       [RXE_DETH] = 12, [RXE_IMMDT] = 20),
 
-	RXE_OP(CNP, RXE_CNP_MASK, 28),
+	[RXE_OPCODE_CNP] = {
+		.mask = RXE_CNP_MASK | RXE_BTH_MASK,
+		.length = RXE_BTH_BYTES + RXE_CNP_BYTES,
+	},
 };
 
 #ifdef DEBUG

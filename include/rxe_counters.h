@@ -34,7 +34,7 @@
  * @RXE_CNT_RCVD_CNP: congestion notification packets received (and ignored)
  * @RXE_CNT_DROP_ICRC: packets dropped for a wrong ICRC
  * @RXE_CNT_DROP_MALFORMED: packets dropped for a truncated or inconsistent
- *	header (length, pad, version, reserved fields)
+ *	header (length, pad, version, payload where the opcode has none)
  * @RXE_CNT_DROP_OPCODE: packets dropped for an unknown opcode, or one the
  *	QP's transport does not carry
  * @RXE_CNT_DROP_QPN: packets dropped for naming no QP

@@ -73,6 +73,12 @@ enum rxe_hdr_type {
 /* A CNP carries 16 reserved bytes after its BTH. */
 #define RXE_CNP_BYTES		16
 
+/*
+ * The opcode of a RoCEv2 CNP, 10000001b (annex A17.9.3), as RoCE NICs
+ * send it. The IB_OPCODE_CNP of <rdma/ib_pack.h> is 0x80, which is not.
+ */
+#define RXE_OPCODE_CNP		0x81
+
 /* Largest header stack: BTH + RETH + IMMDT, or BTH + ATMETH. */
 #define RXE_MAX_HDR_BYTES	(RXE_BTH_BYTES + RXE_ATMETH_BYTES)
 

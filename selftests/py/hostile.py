@@ -1,0 +1,979 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Malformed and hostile packets against a live device (42-wire-hostile).
+
+  hostile.py target   PEER_IP PEER_IP6 MY_IP MY_IP6
+  hostile.py attacker PEER_IP PEER_IP6 MY_IP MY_IP6 PEER_MAC IMPL SEED NFUZZ
+
+The target (guest b) holds QPs in every state that matters: a live RC
+QP connected to the attacker's, a UD QP, a UC QP, RC QPs in RESET, INIT
+and RTR, one RC QP for the fuzzer, and victims for requests that must
+draw a NAK. It answers the attacker's questions over TCP: its counters
+(sysfs hw_counters, checked once against `rdma statistic`), the UDP
+datagram counts of its stack, QP states, completions, memory.
+
+The attacker (guest a) injects frames on eth0 with a packet socket,
+built by roce.py, and watches the answers on the same socket. For every
+class of bad packet it knows the counter that must count it, from the
+driver's documented order of checks (docs/architecture.md): BTH length,
+opcode, version, header length, pad, ICRC at the door; QP, transport,
+P_Key, Q_Key, state in the demultiplexer. With IMPL=theirs (the in-tree
+rxe has no drop counters) only what is visible on the wire and the QPs
+is judged.
+"""
+
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import time
+from os.path import dirname
+
+sys.path.insert(0, dirname(__file__))
+
+import roce  # noqa: E402
+
+_fails = []
+
+
+def check(name, cond, why=""):
+    if cond:
+        print("ok - " + name)
+    else:
+        print("not ok - %s%s" % (name, ": " + str(why) if why else ""))
+        _fails.append(name)
+    sys.stdout.flush()
+    return cond
+
+
+def info(text):
+    print("# " + text)
+    sys.stdout.flush()
+
+
+def finish():
+    print("# %d failed" % len(_fails))
+    for name in _fails:
+        print("#   failed: " + name)
+    sys.exit(1 if _fails else 0)
+
+
+DROPS = ["drop_icrc_err", "drop_malformed", "drop_bad_opcode",
+         "drop_unknown_qpn", "drop_pkey_err", "drop_qkey_err",
+         "drop_qp_state", "drop_nomem", "drop_no_recv_wqe"]
+GSI_QKEY = 0x80010000
+DEAD_QPN = 0x7F0001         # a QPN nobody has on the attacker's side
+LIVE_PSN = 0xFFFFFE         # the attacker's first PSN: crosses the wrap
+TARGET_PSN = 0x7FFFF0       # the target's first PSN on the live QP
+VICTIM_PSN = 0x100
+MR_SIZE = 1 << 16
+RECV_OFF, UD_OFF, READ_OFF, WRITE_OFF, ATOM_OFF = 0, 16 << 10, 32 << 10, \
+    40 << 10, 60 << 10
+STATE_NAMES = {0: "RESET", 1: "INIT", 2: "RTR", 3: "RTS", 4: "SQD",
+               5: "SQE", 6: "ERR"}
+
+
+def pattern(seed, n):
+    return bytes((i * 11 + seed) & 0xFF for i in range(n))
+
+
+# --- target ------------------------------------------------------------------
+
+def hw_counters(dev="rxe0"):
+    d = "/sys/class/infiniband/%s/ports/1/hw_counters" % dev
+    out = {}
+    for name in os.listdir(d):
+        if name == "lifespan":
+            continue
+        try:
+            with open(os.path.join(d, name)) as f:
+                out[name] = int(f.read())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def udp_in():
+    """InDatagrams of UDP over IPv4 and IPv6: what the stack handed to
+    the RoCE sockets (encap_rcv) or any other UDP socket."""
+    v4 = v6 = 0
+    with open("/proc/net/snmp") as f:
+        rows = [line.split() for line in f if line.startswith("Udp:")]
+    v4 = int(rows[1][rows[0].index("InDatagrams")])
+    with open("/proc/net/snmp6") as f:
+        for line in f:
+            k, v = line.split()
+            if k == "Udp6InDatagrams":
+                v6 = int(v)
+    return v4 + v6
+
+
+def target(peer4, peer6, me4, me6):
+    # pylint: disable=too-many-locals,too-many-branches,too-many-statements
+    import peer as P
+    from pyverbs.mr import MR
+    e = P.e
+    ep = P.Endpoint(mr_size=MR_SIZE)
+    ep.mr.write(pattern(5, 4096), 4096, READ_OFF)
+    ep.mr.write(struct.pack("<Q", 10), 8, ATOM_OFF)
+    ro = MR(ep.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+    ctl = P.Ctl.serve()
+    hello = ctl.expect("hello")
+
+    names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
+             "fz3"] + ["v%d" % i for i in range(1, 8)]
+    types = {"ud": "UD", "uc": "UC"}
+    qps = {n: ep.qp(types.get(n, "RC")) for n in names}
+    for n, qp in qps.items():
+        t = types.get(n, "RC")
+        if n == "reset":
+            continue
+        if n == "init":
+            ep.to_init(qp, t)
+            continue
+        if n == "live":
+            ep.connect(qp, t, me4, peer4, hello["live"], LIVE_PSN, TARGET_PSN)
+        else:
+            ep.connect(qp, t, me4, peer4, DEAD_QPN,
+                       VICTIM_PSN if n.startswith("v") else 0, 0x10,
+                       rts=n != "rtr")
+    for i in range(16):
+        ep.post_recv(qps["live"], RECV_OFF + 1024 * (i % 8), 1024, 0x100 + i)
+        ep.post_recv(qps["ud"], UD_OFF + 2048 * (i % 8), 2048, 0x200 + i)
+    for i in range(8):
+        ep.post_recv(qps["uc"], RECV_OFF, 4096, 0x300 + i)
+        for n in ("fz", "fz2", "fz3"):
+            ep.post_recv(qps[n], RECV_OFF, 4096, 0x400 + i)
+        ep.post_recv(qps["rtr"], RECV_OFF, 4096, 0x500 + i)
+    byqpn = {qp.qp_num: n for n, qp in qps.items()}
+
+    # The counters the test reads through sysfs are `rdma statistic`'s.
+    rdma = json.loads(subprocess.run(
+        ["rdma", "-j", "statistic", "show", "link", "rxe0/1"],
+        check=True, capture_output=True, text=True).stdout)[0]
+    sysfs = hw_counters()
+    same = all(rdma.get(k) == v for k, v in sysfs.items()
+               if not k.startswith(("sent", "rcvd", "rdma", "ack")))
+    ctl.send(msg="hello", qpn={n: qp.qp_num for n, qp in qps.items()},
+             addr=ep.mr.buf, rkey=ep.mr.rkey, ro_addr=ro.buf, ro_rkey=ro.rkey,
+             counters_match=same, counter_names=sorted(rdma))
+
+    pending = []        # completions polled while waiting for another
+    while True:
+        msg = ctl.recv()
+        cmd = msg["msg"]
+        if cmd == "counters":
+            ctl.send(msg="counters", hw=hw_counters(), udp=udp_in())
+        elif cmd == "state":
+            st = {}
+            for n, qp in qps.items():
+                attr, _ = qp.query(e.IBV_QP_STATE)
+                st[n] = STATE_NAMES.get(attr.qp_state, str(attr.qp_state))
+            ctl.send(msg="state", state=st)
+        elif cmd == "poll":
+            n = msg.get("n", 64)
+            wcs, pending = pending[:n], pending[n:]
+            wcs += ep.poll(n - len(wcs), timeout=msg.get("timeout", 0.5))
+            ctl.send(msg="poll", wcs=[dict(qp=byqpn.get(w.qp_num, w.qp_num),
+                                           status=w.status, opcode=w.opcode,
+                                           len=w.byte_len, wr_id=w.wr_id,
+                                           imm=w.imm_data, flags=w.wc_flags)
+                                      for w in wcs])
+        elif cmd == "read":
+            ctl.send(msg="read",
+                     data=ep.mr.read(msg["len"], msg["off"]).hex())
+        elif cmd == "send":
+            wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["len"], 0x900)
+            qps["live"].post_send(wr)
+            status, end = None, time.time() + 20
+            while status is None and time.time() < end:
+                for w in ep.poll(1, timeout=1):
+                    if w.wr_id == 0x900:
+                        status = w.status
+                    else:
+                        pending.append(w)
+            ctl.send(msg="send", status=status)
+        elif cmd == "bye":
+            ctl.send(msg="bye")
+            break
+
+
+# --- attacker ------------------------------------------------------------------
+
+class Attacker:
+    # pylint: disable=too-many-instance-attributes
+
+    def __init__(self, argv):
+        import peer as P
+        self.P = P
+        self.e = P.e
+        (self.peer4, self.peer6, self.me4, self.me6, self.peer_mac,
+         self.impl) = argv[:6]
+        self.seed = int(argv[6])
+        self.nfuzz = int(argv[7])
+        self.ours = self.impl == "ours"
+        self.ep = P.Endpoint(mr_size=MR_SIZE)
+        self.ep.mr.write(pattern(9, 4096), 4096, 0)
+        self.live = self.ep.qp("RC")
+        self.raw = roce.Raw("eth0")
+        self.ctl = P.Ctl.connect(self.peer4)
+        self.ctl.send(msg="hello", live=self.live.qp_num)
+        h = self.ctl.expect("hello")
+        self.qpn = h["qpn"]
+        self.addr, self.rkey = h["addr"], h["rkey"]
+        self.ro_addr, self.ro_rkey = h["ro_addr"], h["ro_rkey"]
+        self.ep.connect(self.live, "RC", self.me4, self.peer4,
+                        self.qpn["live"], TARGET_PSN, LIVE_PSN)
+        for i in range(8):
+            self.ep.post_recv(self.live, 8192 + 1024 * i, 1024, 0x700 + i)
+        if self.ours:
+            check("target: sysfs hw_counters say what `rdma statistic` says",
+                  h["counters_match"])
+            missing = [c for c in DROPS + ["rcvd_pkts", "duplicate_request",
+                                           "out_of_seq_request",
+                                           "send_seq_err", "rcvd_cnp"]
+                       if c not in h["counter_names"]]
+            check("target: `rdma statistic` has every counter the test reads",
+                  not missing, "missing %s" % missing)
+        self.next_psn = LIVE_PSN     # the target's expected PSN on live
+        self.sent = 0
+
+    # --- plumbing ---
+
+    def ask(self, what, **kw):
+        self.ctl.send(msg=what, **kw)
+        return self.ctl.expect(what)
+
+    def counters(self):
+        c = self.ask("counters")
+        return c["hw"], c["udp"]
+
+    def frame(self, transport, v6=False, **kw):
+        src, dst = (self.me6, self.peer6) if v6 else (self.me4, self.peer4)
+        kw.setdefault("sport", 0xD000)
+        return roce.ether(self.peer_mac, self.raw.mac,
+                          roce.roce(src, dst, transport, **kw))
+
+    def inject(self, frames, pace=16):
+        for i, fr in enumerate(frames):
+            self.raw.send(fr)
+            if pace and i % pace == pace - 1:
+                time.sleep(0.01)
+        self.sent += len(frames)
+
+    def settle(self, base_udp, n, timeout=8.0):
+        """Wait until the target's stack took n more datagrams (or stops
+        taking more); return its counters then."""
+        end, last, still = time.time() + timeout, None, 0
+        while True:
+            hw, udp = self.counters()
+            if udp - base_udp >= n or time.time() > end:
+                return hw, udp
+            if udp == last:
+                still += 1
+                if still >= 10:
+                    return hw, udp
+            else:
+                still, last = 0, udp
+            time.sleep(0.1)
+
+    def phase(self, name, frames, want, extra=None, wait=0.3):
+        """Inject frames; for ours, the counters must move by exactly
+        `want` (a dict), and every other drop counter not at all. extra:
+        counters whose delta must be at least the given value."""
+        self.raw.drain()
+        hw0, udp0 = self.counters()
+        if os.environ.get("RXE_HOSTILE_DEBUG"):
+            # One frame at a time, to see which one moves what.
+            for i, fr in enumerate(frames):
+                a, u = self.counters()
+                self.inject([fr])
+                b, _ = self.settle(u, 1)
+                time.sleep(wait)
+                b, _ = self.counters()
+                info("  frame %d (%s): %s" % (i, fr[-(len(fr) - 42):][:16].hex(),
+                                             {k: b[k] - a.get(k, 0) for k in b
+                                              if b[k] != a.get(k, 0)}))
+        else:
+            self.inject(frames)
+        hw1, udp1 = self.settle(udp0, len(frames))
+        if wait:
+            time.sleep(wait)
+            hw1, _ = self.counters()
+        check("%s: the target's stack took all %d datagrams" %
+              (name, len(frames)), udp1 - udp0 == len(frames),
+              "took %d" % (udp1 - udp0))
+        if not self.ours:
+            return hw0, hw1
+        delta = {k: hw1.get(k, 0) - hw0.get(k, 0) for k in hw1}
+        wrong = {k: delta.get(k, 0) for k in set(DROPS) | set(want)
+                 if delta.get(k, 0) != want.get(k, 0)}
+        for k, v in (extra or {}).items():
+            if delta.get(k, 0) < v:
+                wrong[k] = delta.get(k, 0)
+        check("%s: %s" % (name, ", ".join("%s +%d" % kv for kv in
+                                          sorted(want.items())) or
+                          "no drop counter moves"), not wrong,
+              "moved: %s" % {k: v for k, v in delta.items() if v})
+        return hw0, hw1
+
+    def replies(self, timeout=1.5, count=None, want=None):
+        return self.raw.recv(timeout, want=lambda p: p.src == self.peer4 and
+                             (want is None or want(p)), count=count)
+
+    # --- packets ---
+
+    def send_only(self, qpn, psn, payload=b"hostile!", **kw):
+        pad = -len(payload) % 4
+        return roce.bth(roce.OP["RC SEND_ONLY"], qpn, psn, pad=pad, ack=1,
+                        **kw) + payload + b"\0" * pad
+
+    def ud_send(self, qpn, qkey, payload=b"datagram", srcqp=0x77, **kw):
+        pad = -len(payload) % 4
+        return (roce.bth(roce.OP["UD SEND_ONLY"], qpn, 0, pad=pad, **kw) +
+                roce.deth(qkey, srcqp) + payload + b"\0" * pad)
+
+    # --- phases ---
+
+    def warm_up(self):
+        """Live traffic both ways, so that the live QPs have history: a
+        SEND, a READ and an atomic from us, a SEND from the target. The
+        target then expects PSN 2 (the READ takes two, across the wrap)."""
+        e, ep = self.e, self.ep
+        ok = True
+        wr = ep.send_wr(e.IBV_WR_SEND, 0, 100, 1)
+        self.live.post_send(wr)
+        wr = ep.send_wr(e.IBV_WR_RDMA_READ, 4096, 2000, 2)
+        wr.set_wr_rdma(self.rkey, self.addr + READ_OFF)
+        self.live.post_send(wr)
+        wr = ep.send_wr(e.IBV_WR_ATOMIC_FETCH_AND_ADD, 12288, 8, 3)
+        wr.set_wr_atomic(self.rkey, self.addr + ATOM_OFF, 1)
+        self.live.post_send(wr)
+        wcs = ep.poll(3, timeout=30)
+        ok &= check("warm-up: SEND, READ, FETCH_ADD on the live QP complete",
+                    len(wcs) == 3 and all(w.status == 0 for w in wcs),
+                    [(w.wr_id, w.status) for w in wcs])
+        ok &= check("warm-up: the READ brought the target's data",
+                    ep.mr.read(2000, 4096) == pattern(5, 2000))
+        ok &= check("warm-up: FETCH_ADD returned 10",
+                    struct.unpack("<Q", ep.mr.read(8, 12288))[0] == 10)
+        r = self.ask("send", len=50)
+        ok &= check("warm-up: a SEND from the target completes",
+                    r["status"] == 0, r)
+        wcs = ep.poll(1, timeout=10)
+        ok &= check("warm-up: ... and arrives", len(wcs) == 1 and
+                    wcs[0].status == 0 and wcs[0].byte_len == 50)
+        w = self.ask("poll", n=1, timeout=5)["wcs"]
+        ok &= check("warm-up: the target received the SEND",
+                    len(w) == 1 and w[0]["status"] == 0 and w[0]["len"] == 100,
+                    w)
+        self.next_psn = 2
+        self.read_psn = 0xFFFFFF
+        self.atomic_psn = 1
+        return ok
+
+    def door(self):
+        """Packets the door must drop, each class to its counter."""
+        live = self.qpn["live"]
+        psn = self.next_psn
+        good = self.send_only(live, psn)
+        OP = roce.OP
+
+        self.phase("bad ICRC, IPv4 (5 SENDs at the expected PSN)",
+                   [self.frame(good, good_icrc=False) for _ in range(5)],
+                   {"drop_icrc_err": 5})
+        self.phase("bad ICRC, IPv6 (3)",
+                   [self.frame(good, v6=True, good_icrc=False)
+                    for _ in range(3)], {"drop_icrc_err": 3})
+        # One covered byte changed after the ICRC was computed.
+        fr = bytearray(self.frame(good))
+        fr[14 + 4] ^= 0x01              # IPv4 identification
+        fr[14 + 10:14 + 12] = b"\0\0"
+        ipck = roce._csum(bytes(fr[14:34]))      # pylint: disable=protected-access
+        fr[14 + 10:14 + 12] = struct.pack(">H", ipck)
+        self.phase("a covered IP byte changed after the ICRC (IP id)",
+                   [bytes(fr)], {"drop_icrc_err": 1})
+
+        bad_ops = [0x15, 0x18, 0x1C, 0x1D, 0x1F, 0x2C, 0x40, 0x45, 0x63, 0x66,
+                   0x80, 0xA0, 0xA4, 0xC0, 0xE0, 0xFF]
+        self.phase("unknown opcodes (%d: reserved RC/UC/UD, RD, XRC, FLUSH, "
+                   "ATOMIC WRITE, CNP class, reserved transports)" % len(bad_ops),
+                   [self.frame(roce.bth(op, live, psn) + b"\0" * 32)
+                    for op in bad_ops], {"drop_bad_opcode": len(bad_ops)})
+
+        short = [
+            b"",                                        # no BTH at all
+            b"\x04\x00\xff\xff",                        # 4 bytes
+            roce.bth(OP["RC SEND_ONLY"], live, psn)[:11],
+            roce.bth(OP["RC SEND_ONLY"], live, psn),    # no room for ICRC
+            roce.bth(OP["RC RDMA_WRITE_FIRST"], live, psn) + b"\0" * 8,
+            roce.bth(OP["RC COMPARE_SWAP"], live, psn) + b"\0" * 20,
+            roce.bth(OP["RC ACKNOWLEDGE"], live, psn),
+            roce.bth(OP["UD SEND_ONLY"], self.qpn["ud"], 0) + b"\0" * 4,
+            roce.bth(OP["RC RDMA_WRITE_ONLY_WITH_IMMEDIATE"], live, psn) +
+            b"\0" * 16,
+            roce.bth(0x81, live, 0) + b"\0" * 8,        # CNP without its 16
+        ]
+        self.phase("truncated: shorter than BTH, BTH + ext headers, or ICRC "
+                   "(%d)" % len(short),
+                   [self.frame(t, raw=True) for t in short],
+                   {"drop_malformed": len(short)})
+
+        # The in-tree rxe takes payloads on opcodes without one and
+        # lengths that are not whole words: it would execute these at the
+        # live QP's expected PSN and lose the connection's PSN sync, so
+        # there they go to a fuzz QP.
+        to = live if self.ours else self.qpn["fz3"]
+        padded = [
+            # pad 3 with one payload byte: pad longer than the payload
+            roce.bth(OP["RC SEND_ONLY"], to, psn, pad=3) + b"x",
+            # an ACK with pad 1 and no byte for it
+            roce.bth(OP["RC ACKNOWLEDGE"], to, psn, pad=1) +
+            roce.aeth(0x1F, 0),
+            # payload on opcodes without one
+            roce.bth(OP["RC ACKNOWLEDGE"], to, psn) + roce.aeth(0x1F, 0) +
+            b"data",
+            roce.bth(OP["RC RDMA_READ_REQUEST"], to, psn) +
+            roce.reth(self.addr, self.rkey, 8) + b"data",
+            roce.bth(OP["RC FETCH_ADD"], to, psn) +
+            roce.atomiceth(self.addr, self.rkey, 1) + b"data",
+            # payload + pad not a multiple of 4
+            roce.bth(OP["RC SEND_ONLY"], to, psn) + b"12345",
+            roce.bth(OP["RC SEND_ONLY"], to, psn, pad=1) + b"12",
+            roce.bth(OP["RC ACKNOWLEDGE"], to, psn, pad=2) +
+            roce.aeth(0x1F, 0) + b"\0\0",
+        ]
+        self.phase("bad pad or payload (%d)" % len(padded),
+                   [self.frame(t) for t in padded],
+                   {"drop_malformed": len(padded)})
+
+        self.phase("transport header version 1..15 (15)",
+                   [self.frame(self.send_only(live, psn, tver=v))
+                    for v in range(1, 16)], {"drop_malformed": 15})
+
+    def demux(self):
+        """Packets with good headers for no QP that may take them."""
+        q = self.qpn
+        psn = self.next_psn
+        OP = roce.OP
+        unknown = [0, max(q.values()) + 100, 0xFFFFFE, 0xFFFFFF, 0x123456]
+        self.phase("unknown destination QPNs %s" % [hex(x) for x in unknown],
+                   [self.frame(self.send_only(n, 0)) for n in unknown],
+                   {"rcvd_pkts": len(unknown), "drop_unknown_qpn": len(unknown)})
+        pkeys = [0x0000, 0x1234, 0x7FFE, 0xFFFE, 0x8001]
+        self.phase("wrong P_Keys %s to the live QP" % [hex(k) for k in pkeys],
+                   [self.frame(self.send_only(q["live"], psn, pkey=k))
+                    for k in pkeys],
+                   {"rcvd_pkts": len(pkeys), "drop_pkey_err": len(pkeys)})
+        self.phase("wrong P_Key to the UD QP",
+                   [self.frame(self.ud_send(q["ud"], self.P.QKEY, pkey=0x1234))],
+                   {"rcvd_pkts": 1, "drop_pkey_err": 1})
+        qkeys = [self.P.QKEY ^ 1, 0, 0x80000000 | self.P.QKEY, GSI_QKEY]
+        self.phase("wrong Q_Keys to the UD QP (4, the controlled bit too)",
+                   [self.frame(self.ud_send(q["ud"], k)) for k in qkeys],
+                   {"rcvd_pkts": 4, "drop_qkey_err": 4})
+        self.phase("wrong Q_Key to the GSI QP (QP1)",
+                   [self.frame(self.ud_send(1, self.P.QKEY))],
+                   {"rcvd_pkts": 1, "drop_qkey_err": 1})
+        st = [self.frame(self.send_only(q["reset"], 0)),
+              self.frame(self.send_only(q["init"], 0)),
+              self.frame(self.ud_send(q["reset"], 0)),
+              self.frame(roce.bth(OP["RC ACKNOWLEDGE"], q["rtr"], 0x10) +
+                         roce.aeth(0x1F, 0)),
+              self.frame(roce.bth(OP["RC RDMA_READ_RESPONSE_ONLY"], q["init"],
+                                  0) + roce.aeth(0x1F, 0) + b"resp")]
+        # A RESET QP has no transport yet: an RC QP in RESET still counts
+        # as RC, so the UD packet to it is a transport mismatch.
+        self.phase("QPs in RESET, INIT (requests) and RTR (responses)",
+                   st, {"rcvd_pkts": 5, "drop_qp_state": 4,
+                        "drop_bad_opcode": 1})
+        mism = [self.frame(roce.bth(OP["UC SEND_ONLY"], q["live"], psn) +
+                           b"uc!!"),
+                self.frame(self.ud_send(q["live"], 0)),
+                self.frame(self.send_only(q["ud"], 0)),
+                self.frame(self.send_only(q["uc"], 0)),
+                self.frame(roce.bth(OP["RC RDMA_READ_REQUEST"], q["uc"], 0) +
+                           roce.reth(self.addr, self.rkey, 8))]
+        self.phase("opcodes of another transport than the QP's (5)", mism,
+                   {"rcvd_pkts": 5, "drop_bad_opcode": 5})
+        self.phase("a CNP to the live QP is counted, not processed",
+                   [self.frame(roce.bth(0x81, q["live"], 0, becn=1) +
+                               b"\0" * 16)],
+                   {"rcvd_pkts": 1, "rcvd_cnp": 1})
+
+    def masked(self):
+        """Fields routers rewrite are outside the ICRC: a datagram with
+        odd TTL, DSCP/ECN, flow label, FECN/BECN must still arrive."""
+        q = self.qpn
+        body4 = self.ud_send(q["ud"], self.P.QKEY, b"masked-v4", fecn=1,
+                             becn=1, resv6=0x3F)
+        body6 = self.ud_send(q["ud"], self.P.QKEY, b"masked-v6!", fecn=1,
+                             becn=1, resv6=0x3F)
+        # An IPv4 header with options (a NOP and an end-of-list, padded):
+        # the ICRC covers them, the GRH is the base header.
+        body4o = self.ud_send(q["ud"], self.P.QKEY, b"ip-options!!")
+        frames = [self.frame(body4, ttl=3, tos=0x2B, ident=0x4242),
+                  self.frame(body6, v6=True, ttl=2, tos=0xAB, flow=0x9ABCD),
+                  self.frame(body4o, opts=b"\x01\x01\x01\x00")]
+        self.phase("masked fields changed (TTL, DSCP/ECN, flow label, "
+                   "FECN/BECN), and IPv4 options: accepted", frames,
+                   {"rcvd_pkts": 3})
+        w = self.ask("poll", n=16, timeout=2)["wcs"]
+        lens = sorted(x["len"] for x in w if x["qp"] == "ud" and
+                      x["status"] == 0)
+        if not self.ours and lens == [49, 50]:
+            # Its ICRC takes the first 28 bytes from the IP header for
+            # IPv4 and UDP headers, options or not.
+            info("the in-tree rxe drops IPv4 packets with options (ICRC): "
+                 "not judged")
+            lens.append(52)
+        check("masked fields changed, IPv4 options: the three datagrams "
+              "reach the UD QP (40-byte GRH + payload)", lens == [49, 50, 52],
+              w)
+
+    def live_hostile(self):
+        """Well-formed but protocol-hostile requests to the live QP."""
+        q = self.qpn
+        live, OP = q["live"], roce.OP
+        me = self.live.qp_num
+        nxt = self.next_psn
+        to_me = lambda op: lambda p: p.qpn == me and p.opcode == op  # noqa: E731
+
+        self.phase("duplicate SEND (PSN 0xfffffe, 4 behind)",
+                              [self.frame(self.send_only(live, LIVE_PSN))],
+                              {"rcvd_pkts": 1, "duplicate_request": 1})
+        acks = self.replies(count=1, want=to_me(OP["RC ACKNOWLEDGE"]))
+        check("duplicate SEND: the target ACKs the last PSN it executed (%d)"
+              % (nxt - 1), acks and acks[0].psn == nxt - 1 and
+              acks[0].hdrs["AETH"]["syndrome"] >> 5 == 0,
+              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in acks])
+
+        self.phase("duplicate SEND far behind (PSN - 2^22)",
+                   [self.frame(self.send_only(live, (nxt - (1 << 22)) &
+                                              0xFFFFFF))],
+                   {"rcvd_pkts": 1, "duplicate_request": 1})
+
+        rd = roce.bth(OP["RC RDMA_READ_REQUEST"], live, self.read_psn, ack=1) + \
+            roce.reth(self.addr + READ_OFF, self.rkey, 2000)
+        self.phase("duplicate READ request (the warm-up's, PSN 0xffffff)",
+                   [self.frame(rd)], {"rcvd_pkts": 1, "duplicate_request": 1})
+        rsp = self.replies(count=2, want=lambda p: p.qpn == me and
+                           p.opcode in (0x0D, 0x0E, 0x0F, 0x10))
+        check("duplicate READ: the responses are sent again, PSN 0xffffff "
+              "then 0 (first, last)",
+              [(p.opcode, p.psn) for p in rsp] == [(0x0D, 0xFFFFFF), (0x0F, 0)],
+              [(p.name, hex(p.psn)) for p in rsp])
+        check("duplicate READ: with the same data",
+              b"".join(p.payload for p in rsp) == pattern(5, 2000))
+
+        at = roce.bth(OP["RC FETCH_ADD"], live, self.atomic_psn, ack=1) + \
+            roce.atomiceth(self.addr + ATOM_OFF, self.rkey, 1)
+        self.phase("duplicate FETCH_ADD (the warm-up's, PSN 1)",
+                   [self.frame(at)], {"rcvd_pkts": 1, "duplicate_request": 1})
+        aa = self.replies(count=1, want=to_me(OP["RC ATOMIC_ACKNOWLEDGE"]))
+        check("duplicate FETCH_ADD: the kept original value (10) is sent again",
+              aa and aa[0].psn == 1 and aa[0].hdrs["AtomicAckETH"]["orig"] == 10,
+              [(p.psn, p.hdrs.get("AtomicAckETH")) for p in aa])
+        val = struct.unpack("<Q", bytes.fromhex(
+            self.ask("read", off=ATOM_OFF, len=8)["data"]))[0]
+        check("duplicate FETCH_ADD: not executed again (target holds 11)",
+              val == 11, val)
+
+        self.phase("out-of-sequence SEND (PSN expected + 5)",
+                   [self.frame(self.send_only(live, nxt + 5))],
+                   {"rcvd_pkts": 1, "out_of_seq_request": 1,
+                    "send_seq_err": 1})
+        naks = self.replies(count=1, want=to_me(OP["RC ACKNOWLEDGE"]))
+        check("out-of-sequence SEND: NAK PSN sequence error for the expected "
+              "PSN %d" % nxt, naks and naks[0].psn == nxt and
+              naks[0].hdrs["AETH"]["syndrome"] == roce.NAK_SEQ,
+              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+        self.phase("out-of-sequence again, same gap (PSN expected + 6)",
+                   [self.frame(self.send_only(live, nxt + 6))],
+                   {"rcvd_pkts": 1, "out_of_seq_request": 1})
+        naks = self.replies(timeout=1.0, want=to_me(OP["RC ACKNOWLEDGE"]))
+        check("out-of-sequence again: no second NAK for the same gap "
+              "(IBA 9.7.5.1.3)", not naks,
+              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+
+        # The target's requester: responses it never asked for.
+        tpsn = (TARGET_PSN + 1) & 0xFFFFFF     # its next PSN
+        rsps = [roce.bth(OP["RC ACKNOWLEDGE"], live, tpsn + 1000) +
+                roce.aeth(0x1F, 5),
+                roce.bth(OP["RC ACKNOWLEDGE"], live, tpsn) +
+                roce.aeth(roce.NAK_ACC, 5),
+                roce.bth(OP["RC ACKNOWLEDGE"], live, tpsn + 3) +
+                roce.aeth(roce.AETH_RNR | 1, 5),
+                roce.bth(OP["RC RDMA_READ_RESPONSE_ONLY"], live, TARGET_PSN) +
+                roce.aeth(0x1F, 5) + b"resp",
+                roce.bth(OP["RC ATOMIC_ACKNOWLEDGE"], live, tpsn + 7) +
+                roce.aeth(0x1F, 5) + roce.atomicacketh(0xDEAD),
+                roce.bth(OP["RC ACKNOWLEDGE"], live, tpsn - 0x400000) +
+                roce.aeth(roce.NAK_SEQ, 5)]
+        self.phase("ACK, NAK, RNR NAK, READ response, atomic ACK the target's "
+                   "requester never asked for (future and past PSNs)",
+                   [self.frame(r) for r in rsps], {"rcvd_pkts": len(rsps)})
+        st = self.ask("state")["state"]
+        check("the live QP is still RTS on the target", st["live"] == "RTS", st)
+
+    def victims(self):
+        """Requests the responder must refuse with a NAK; IBA 9.9.3.1: an
+        RC responder that NAKs an invalid request or a remote access error
+        puts its QP in the error state."""
+        q = self.qpn
+        OP = roce.OP
+        p = VICTIM_PSN
+        bogus = self.rkey ^ 0x5A5A5A00
+        cases = [
+            ("v1", "WRITE with an R_Key that does not exist",
+             roce.bth(OP["RC RDMA_WRITE_ONLY"], q["v1"], p, ack=1) +
+             roce.reth(self.addr + WRITE_OFF, bogus, 16) + b"x" * 16,
+             roce.NAK_ACC),
+            ("v2", "WRITE past the end of the MR",
+             roce.bth(OP["RC RDMA_WRITE_ONLY"], q["v2"], p, ack=1) +
+             roce.reth(self.addr + MR_SIZE - 8, self.rkey, 16) + b"x" * 16,
+             roce.NAK_ACC),
+            ("v3", "WRITE to an MR without remote write access",
+             roce.bth(OP["RC RDMA_WRITE_ONLY"], q["v3"], p, ack=1) +
+             roce.reth(self.ro_addr, self.ro_rkey, 16) + b"x" * 16,
+             roce.NAK_ACC),
+            ("v4", "READ of 256 MiB from a 64 KiB MR",
+             roce.bth(OP["RC RDMA_READ_REQUEST"], q["v4"], p, ack=1) +
+             roce.reth(self.addr, self.rkey, 1 << 28), roce.NAK_ACC),
+            ("v5", "CMP_SWP at a misaligned address",
+             roce.bth(OP["RC COMPARE_SWAP"], q["v5"], p, ack=1) +
+             roce.atomiceth(self.addr + ATOM_OFF + 4, self.rkey, 1, 10),
+             roce.NAK_INV),
+            ("v6", "SEND_MIDDLE with no SEND_FIRST before it",
+             roce.bth(OP["RC SEND_MIDDLE"], q["v6"], p) + b"m" * 1024,
+             roce.NAK_INV),
+            ("v7", "WRITE carrying more than its RETH length",
+             roce.bth(OP["RC RDMA_WRITE_ONLY"], q["v7"], p, ack=1) +
+             roce.reth(self.addr + WRITE_OFF, self.rkey, 8) + b"x" * 16,
+             roce.NAK_INV),
+        ]
+        before = self.ask("read", off=WRITE_OFF, len=64)["data"]
+        for name, what, pkt, syn in cases:
+            self.phase("%s: %s" % (name, what), [self.frame(pkt)],
+                       {"rcvd_pkts": 1})
+            naks = self.replies(count=1, want=lambda x, n=name:
+                                x.qpn == DEAD_QPN and x.opcode == 0x11)
+            check("%s: answered with a NAK 0x%02x for PSN 0x%x" % (what, syn, p),
+                  naks and naks[0].psn == p and
+                  naks[0].hdrs["AETH"]["syndrome"] == syn,
+                  [(hex(x.psn), hex(x.hdrs["AETH"]["syndrome"])) for x in naks])
+        st = self.ask("state")["state"]
+        bad = {n: st[n] for n, _, _, _ in cases if st[n] != "ERR"}
+        check("every victim QP is in the error state after its NAK", not bad, bad)
+        check("no victim wrote the target's memory",
+              self.ask("read", off=WRITE_OFF, len=64)["data"] == before)
+        val = struct.unpack("<Q", bytes.fromhex(
+            self.ask("read", off=ATOM_OFF, len=8)["data"]))[0]
+        check("the misaligned CMP_SWP changed nothing (target holds 11)",
+              val == 11, val)
+
+    def uc(self):
+        """UC has no NAKs: bad requests are dropped and the QP lives on."""
+        q = self.qpn
+        OP = roce.OP
+        frames = [
+            self.frame(roce.bth(OP["UC SEND_MIDDLE"], q["uc"], 0) + b"m" * 1024),
+            self.frame(roce.bth(OP["UC RDMA_WRITE_ONLY"], q["uc"], 1) +
+                       roce.reth(self.addr, self.rkey ^ 0x5A5A5A00, 8) + b"w" * 8),
+            self.frame(roce.bth(OP["UC SEND_LAST"], q["uc"], 2) + b"l" * 4),
+            # a new message after a gap: a first packet resynchronises
+            self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 7) + b"uc-ok!!!"),
+        ]
+        self.phase("UC: MIDDLE and LAST without FIRST, WRITE with a bad "
+                   "R_Key, then a SEND after a PSN gap", frames,
+                   {"rcvd_pkts": 4})
+        rep = self.replies(timeout=1.0, want=lambda p: p.qpn == DEAD_QPN)
+        check("UC: nothing is answered", not rep, [p.name for p in rep])
+        w = [x for x in self.ask("poll", n=4, timeout=3)["wcs"] if x["qp"] == "uc"]
+        check("UC: the SEND after the gap is delivered, alone",
+              [(x["status"], x["len"]) for x in w] == [(0, 8)], w)
+        st = self.ask("state")["state"]
+        check("UC: the QP is still RTS", st["uc"] == "RTS", st)
+
+    # --- fuzz ---
+
+    @staticmethod
+    def predict_door(r, icrc_ok):
+        """The counter that drops a packet at the door (rxe_net.c: BTH
+        length, opcode, version, header length, pad and payload, ICRC),
+        or None when it passes into rcvd_pkts."""
+        if len(r) < 12:
+            return "drop_malformed"
+        op, flags = r[0], r[1]
+        if op not in roce.OPCODES:
+            return "drop_bad_opcode"
+        if flags & 15:
+            return "drop_malformed"
+        hl = 28 if op == 0x81 else roce.hdrs_len(op)
+        pad = (flags >> 4) & 3
+        if len(r) < hl + pad + 4:
+            return "drop_malformed"
+        if len(r) - hl - pad - 4 and not roce.OPCODES[op][2]:
+            return "drop_malformed"
+        if len(r) % 4:
+            return "drop_malformed"
+        return None if icrc_ok else "drop_icrc_err"
+
+    def predict_demux(self, r, states):
+        """The counter that drops a packet past the door (rxe_recv.c: CNP,
+        QP, transport, P_Key, Q_Key, state), None when a QP takes it, "?"
+        when that depends on the state of a QP the fuzzer may change."""
+        op = r[0]
+        if op == 0x81:
+            return "rcvd_cnp"
+        qpn = struct.unpack(">I", r[4:8])[0] & 0xFFFFFF
+        if qpn not in states:
+            return "drop_unknown_qpn"
+        qtype, state = states[qpn]
+        transport = {0x00: "RC", 0x20: "UC", 0x60: "UD"}[op & 0xE0]
+        if transport != (qtype if qtype != "GSI" else "UD"):
+            return "drop_bad_opcode"
+        if struct.unpack(">H", r[2:4])[0] & 0x7FFF != 0x7FFF:
+            return "drop_pkey_err"
+        if transport == "UD":
+            qkey = struct.unpack(">I", r[12:16])[0]
+            if qkey != (GSI_QKEY if qtype == "GSI" else self.P.QKEY):
+                return "drop_qkey_err"
+        response = transport == "RC" and 0x0D <= op <= 0x12
+        if state in ("RESET", "INIT", "ERR") or \
+                (state == "RTR" and response):
+            return "drop_qp_state"
+        return "?" if state == "?" else None
+
+    def fuzz_one(self, rng, targets):
+        """A random packet: its bytes from the BTH on without the ICRC,
+        and whether the ICRC to append is right (None: send the bytes as
+        the whole UDP payload, no ICRC). Mostly near-valid: real opcodes
+        and header sizes, live QPNs, PSNs near the expected, then
+        mangled."""
+        name, qpn = rng.choice(targets)
+        base = {"ud": 0x60, "gsi": 0x60, "uc": 0x20}.get(name, 0x00)
+        r = rng.random()
+        if r < 0.6:         # an opcode of the target QP's transport
+            op = rng.choice([o for o in roce.OPCODES if o & 0xE0 == base])
+        elif r < 0.85:
+            op = rng.choice(list(roce.OPCODES))
+        else:
+            op = rng.randrange(256)
+        has_payload = op in roce.OPCODES and roce.OPCODES[op][2]
+        n = 0
+        if has_payload or rng.random() < 0.05:
+            n = rng.choice([0, 1, 2, 3, 4, 8, 16, 64, 256, 1024,
+                            rng.randrange(1100)])
+        payload = bytes(rng.randrange(256) for _ in range(n))
+        pad = -len(payload) % 4 if rng.random() < 0.9 else rng.randrange(4)
+        tver = 0 if rng.random() < 0.95 else rng.randrange(16)
+        pkey = 0xFFFF if rng.random() < 0.9 else rng.randrange(1 << 16)
+        # PSNs near where the fuzz QPs start, so that some execute.
+        psn = rng.randrange(16) if rng.random() < 0.4 else \
+            rng.randrange(1 << 24)
+        b = roce.bth(op, qpn, psn, pkey=pkey, se=rng.randrange(2),
+                     mig=rng.randrange(2), pad=pad, tver=tver,
+                     ack=rng.randrange(2), fecn=rng.randrange(2),
+                     becn=rng.randrange(2), resv6=rng.randrange(64),
+                     resv7=rng.randrange(128))
+        ext = b""
+        for h in (roce.OPCODES[op][1] if op in roce.OPCODES else ()):
+            if h == "DETH" and rng.random() < 0.8:
+                ext += roce.deth(GSI_QKEY if name == "gsi" else self.P.QKEY,
+                                 rng.randrange(1 << 24))
+            elif h == "RETH" and rng.random() < 0.5:
+                ext += roce.reth(self.addr + rng.randrange(MR_SIZE),
+                                 self.rkey, rng.randrange(4096))
+            else:
+                ext += bytes(rng.randrange(256) for _ in range(roce.HDR_LEN[h]))
+        data = b + ext + payload + b"\0" * pad
+        if rng.random() < 0.05:
+            data = data[:rng.randrange(len(data) + 1)]
+        elif rng.random() < 0.05:
+            data = b + bytes(rng.randrange(256) for _ in range(rng.randrange(64)))
+        elif rng.random() < 0.02:
+            return data[:rng.randrange(16)], None
+        good = name != "live" and rng.random() < 0.8
+        return data, good
+
+    def fuzz(self):
+        if self.nfuzz and not self.ours and \
+                not os.environ.get("RXE_FUZZ_THEIRS"):
+            # Its rxe_rcv() drops a datagram shorter than a BTH before
+            # setting pkt->qp, then puts pkt->qp: over IPv6 that is what
+            # the IPv6 layer left in skb->cb, and the kernel oopses
+            # (general protection fault in __rxe_put from rxe_rcv).
+            info("fuzz: skipped for the in-tree rxe, which the first short "
+                 "IPv6 datagram crashes (RXE_FUZZ_THEIRS=1 to run it)")
+            return
+        q = self.qpn
+        rng = random.Random(self.seed)
+        st = self.ask("state")["state"]
+        stable = {"reset", "init", "ud", "live"} | {n for n in q if
+                                                   n.startswith("v")}
+        states = {}
+        for n, qpn in q.items():
+            t = {"ud": "UD", "uc": "UC"}.get(n, "RC")
+            states[qpn] = (t, st[n] if n in stable else "?")
+        states[1] = ("GSI", "RTS")
+        near = sorted(set(q.values()))
+        unknown = [x for x in (max(near) + 1, max(near) + 7, min(near) - 1, 0,
+                               0xFFFFFF) if x not in states and x != 1]
+        targets = [(n, qpn) for n, qpn in q.items()] + \
+            [("gsi", 1)] * 2 + [("unknown", x) for x in unknown]
+        info("fuzz: seed %d, %d packets, targets %s" %
+             (self.seed, self.nfuzz, sorted(targets, key=lambda t: t[1])))
+        want, frames, ambiguous, door_op = {"rcvd_pkts": 0}, [], 0, 0
+        for i in range(self.nfuzz):
+            data, good = self.fuzz_one(rng, targets)
+            v6 = i % 4 == 3
+            src, dst = (self.me6, self.peer6) if v6 else (self.me4, self.peer4)
+            sport = 0xC000 + rng.randrange(0x4000)
+            if good is None:
+                # raw UDP payload, no ICRC slot of its own
+                pkt = roce.roce(src, dst, data, sport=sport, raw=True)
+                icrc_ok = False
+            else:
+                pkt = roce.roce(src, dst, data, sport=sport, good_icrc=good)
+                data += pkt[-4:]
+                icrc_ok = good
+            frames.append(roce.ether(self.peer_mac, self.raw.mac, pkt))
+            k = self.predict_door(data, icrc_ok)
+            door_op += k == "drop_bad_opcode"
+            if k is None:
+                want["rcvd_pkts"] += 1
+                k = self.predict_demux(data, states)
+            if k == "?":
+                ambiguous += 1
+            elif k:
+                want[k] = want.get(k, 0) + 1
+        info("fuzz: predicted %s, %d to QPs whose state may change" %
+             (sorted(want.items()), ambiguous))
+        self.raw.drain()
+        hw0, udp0 = self.counters()
+        t0 = time.time()
+        self.inject(frames, pace=8)
+        hw1, udp1 = self.settle(udp0, len(frames), timeout=30)
+        time.sleep(1)
+        hw1, udp1 = self.counters()
+        info("fuzz: injected in %.1f s" % (time.time() - t0))
+        got = udp1 - udp0
+        check("fuzz: the target's stack took all %d datagrams" % len(frames),
+              got == len(frames), "took %d" % got)
+        if not self.ours:
+            return
+        delta = {k: hw1.get(k, 0) - hw0.get(k, 0) for k in hw1}
+        info("fuzz: counters moved %s" % sorted(
+            (k, v) for k, v in delta.items() if v))
+        door = sum(delta.get(k, 0) for k in ("drop_icrc_err", "drop_malformed"))
+        check("fuzz: every datagram is counted once, at the door or in "
+              "rcvd_pkts (icrc + malformed %d, unknown opcodes %d, rcvd %d; "
+              "took %d)" % (door, door_op, delta.get("rcvd_pkts", 0), got),
+              door + door_op + delta.get("rcvd_pkts", 0) == got)
+        if got != len(frames):
+            return
+        exact = ["drop_icrc_err", "drop_malformed", "drop_bad_opcode",
+                 "drop_unknown_qpn", "drop_pkey_err", "drop_qkey_err",
+                 "rcvd_cnp", "rcvd_pkts"]
+        wrong = {k: (delta.get(k, 0), want.get(k, 0)) for k in exact
+                 if delta.get(k, 0) != want.get(k, 0)}
+        check("fuzz: each counter moved as the checks predict", not wrong,
+              "(got, want): %s" % wrong)
+        lo = want.get("drop_qp_state", 0)
+        qs = delta.get("drop_qp_state", 0) + delta.get("drop_nomem", 0)
+        check("fuzz: drop_qp_state (+ drop_nomem) between %d and %d" %
+              (lo, lo + ambiguous), lo <= qs <= lo + ambiguous, qs)
+
+    def bad_icrc_flood(self):
+        """Valid-looking packets with wrong ICRCs at the live QP: every
+        one dropped at the door, none touches the connection."""
+        rng = random.Random(self.seed + 1)
+        live = self.qpn["live"]
+        frames = []
+        for i in range(200):
+            op = rng.choice([0x00, 0x04, 0x06, 0x0A, 0x0C, 0x11, 0x13, 0x14])
+            body = roce.bth(op, live, (self.next_psn + rng.randrange(-3, 3)) &
+                            0xFFFFFF)
+            for h in roce.OPCODES[op][1]:
+                body += bytes(rng.randrange(256) for _ in range(roce.HDR_LEN[h]))
+            if roce.OPCODES[op][2]:
+                body += bytes(rng.randrange(256) for _ in range(
+                    1024 if op in (0x00, 0x06) else 4 * rng.randrange(64)))
+            frames.append(self.frame(body, v6=i % 2 == 1, good_icrc=False))
+        self.phase("200 requests with bad ICRCs at the live QP's PSN",
+                   frames, {"drop_icrc_err": 200})
+
+    def live_check(self):
+        """The live connection still works both ways, data intact."""
+        e, ep = self.e, self.ep
+        self.ask("poll", n=64, timeout=0.2)
+        while ep.poll(16, timeout=0.1):
+            pass
+        wr = ep.send_wr(e.IBV_WR_SEND, 0, 777, 11)
+        self.live.post_send(wr)
+        wr = ep.send_wr(e.IBV_WR_RDMA_WRITE, 0, 3000, 12)
+        wr.set_wr_rdma(self.rkey, self.addr + WRITE_OFF)
+        self.live.post_send(wr)
+        wr = ep.send_wr(e.IBV_WR_RDMA_READ, 16384, 1500, 13)
+        wr.set_wr_rdma(self.rkey, self.addr + READ_OFF)
+        self.live.post_send(wr)
+        wr = ep.send_wr(e.IBV_WR_ATOMIC_CMP_AND_SWP, 12288, 8, 14)
+        wr.set_wr_atomic(self.rkey, self.addr + ATOM_OFF, 11, 42)
+        self.live.post_send(wr)
+        wcs = ep.poll(4, timeout=30)
+        check("after it all: SEND, WRITE, READ, CMP_SWP on the live QP "
+              "complete", [(w.wr_id, w.status) for w in wcs] ==
+              [(11, 0), (12, 0), (13, 0), (14, 0)],
+              [(w.wr_id, w.status) for w in wcs])
+        check("after it all: the READ brings the target's data",
+              ep.mr.read(1500, 16384) == pattern(5, 1500))
+        check("after it all: CMP_SWP saw 11",
+              struct.unpack("<Q", ep.mr.read(8, 12288))[0] == 11)
+        w = [x for x in self.ask("poll", n=1, timeout=5)["wcs"]
+             if x["qp"] == "live"]
+        check("after it all: the target received the 777-byte SEND",
+              [(x["status"], x["len"]) for x in w] == [(0, 777)], w)
+        check("after it all: the WRITE landed",
+              bytes.fromhex(self.ask("read", off=WRITE_OFF, len=3000)["data"])
+              == pattern(9, 3000))
+        r = self.ask("send", len=99)
+        wcs = ep.poll(1, timeout=10)
+        check("after it all: a SEND from the target completes and arrives",
+              r["status"] == 0 and len(wcs) == 1 and wcs[0].status == 0 and
+              wcs[0].byte_len == 99, (r, [(w.status, w.byte_len) for w in wcs]))
+        st = self.ask("state")["state"]
+        check("after it all: the live, UD and UC QPs are RTS",
+              [st["live"], st["ud"], st["uc"]] == ["RTS"] * 3, st)
+
+    def run(self):
+        if not self.warm_up():
+            self.ask("bye")
+            finish()
+        self.door()
+        self.demux()
+        self.masked()
+        self.live_hostile()
+        self.victims()
+        self.uc()
+        self.fuzz()
+        self.bad_icrc_flood()
+        self.live_check()
+        info("%d frames injected" % self.sent)
+        self.ask("bye")
+        finish()
+
+
+def main():
+    if sys.argv[1] == "target":
+        target(*sys.argv[2:6])
+    elif sys.argv[1] == "attacker":
+        Attacker(sys.argv[2:]).run()
+    else:
+        sys.exit("usage: see the top of " + sys.argv[0])
+
+
+if __name__ == "__main__":
+    main()

@@ -642,10 +642,20 @@ def report(dirname):
     else:
         add("| round | where | driver | case | why |")
         add("|---|---|---|---|---|")
+        # Runs that never started because their boot ended early: one line
+        # per boot.
+        notrun = {}
         for r in failed:
+            if r["reason"].startswith("not run ("):
+                notrun.setdefault((r["round"], r["topo"], r["reason"]), []).append(r)
+                continue
             add("| %d | %s, MTU %s | %s | %s | %s |" % (
                 r["round"], r["topo"], r["case"]["mtu"], r["impl"], r["case"]["id"],
                 r["reason"].replace("|", "\\|")))
+        for (rnd, topo, why), rs in notrun.items():
+            add("| %d | %s | %s | %d runs: %s | %s |" % (
+                rnd, topo, "/".join(sorted({r["impl"] for r in rs})), len(rs),
+                ", ".join(sorted({r["case"]["id"] for r in rs}))[:300], why.replace("|", "\\|")))
     retried = [r for r in runs if r["attempts"] > 1]
     if retried:
         add("")
@@ -655,6 +665,10 @@ def report(dirname):
                                                 r["attempts"]) for r in retried))
     bad = []
     for b in boots:
+        if int(b.get("boots", "1") or 1) > 1:
+            bad.append("round %d %s: booted again after the first boot failed before any run: %s" % (
+                b["round"], b["topo"],
+                (read_text(b["dir"] + ".failed-boot/reason") or "?").strip()))
         if b.get("rc", "0") != "0" and b.get("reason"):
             bad.append("round %d %s: %s" % (b["round"], b["topo"], b["reason"]))
         for g in ("a", "b"):

@@ -6,7 +6,7 @@
 #
 #   bench/run.sh [options]
 #
-#   -q, --quick        fewer cases, perftest -D 2 (about 12 min for 3 rounds;
+#   -q, --quick        the goal cases only, perftest -D 2 (about 10 min;
 #                      the full run is about an hour on a quiet 2-core host)
 #   -r, --rounds N     rounds (default 3); each round boots each topology
 #                      once and runs both drivers in it, the order
@@ -144,6 +144,11 @@ ko=${RXE_KO:-$REPO/rdma_rxe.ko}
 	echo "ko=$ko"
 	echo "ko_version=$(modinfo -F version "$ko" 2>/dev/null || true)"
 	echo "ko_sha256=$(sha256sum "$ko" | cut -c1-16)"
+	intree=$(find "$KERNEL_MODULES/$KVER/kernel/drivers/infiniband/sw/rxe" -name 'rdma_rxe.ko*' 2>/dev/null | head -n 1)
+	echo "theirs_ko=${intree#"$KERNEL_MODULES"/}"
+	echo "theirs_sha256=$( [ -z "$intree" ] || sha256sum "$intree" | cut -c1-16)"
+	echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null || true)"
+	echo "iperf3=$(dpkg-query -W -f '${Version}' iperf3 2>/dev/null || true)"
 	echo "mode=$([ "$quick" = 1 ] && echo quick || echo full)"
 	echo "rounds=$rounds"
 	echo "duration=$duration"

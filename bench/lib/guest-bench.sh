@@ -401,19 +401,10 @@ set_mtu() {
 mapfile -t CASES <<<"$(bench_cases "$TOPO")"
 [ -n "${CASES[0]}" ] || CASES=()
 log "guest $GUEST: topology $TOPO, order ${ORDER[*]}, ${#CASES[@]} cases, -D $D -f $M, lat -n $LAT_ITERS"
-{
-	echo "kernel=$(uname -r)"
-	echo "ncpu=$NCPU"
-	echo "hz=$HZ"
-	echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-	echo "mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
-	echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
-	echo "iperf3=$(dpkg-query -W -f '${Version}' iperf3 2>/dev/null)"
-	echo "ours_ko=$RXE_KO"
-	echo "ours_version=$(modinfo -F version "$RXE_KO" 2>/dev/null)"
-	echo "ours_srcversion=$(modinfo -F srcversion "$RXE_KO" 2>/dev/null)"
-	echo "theirs_srcversion=$(modinfo -F srcversion rdma_rxe 2>/dev/null)"
-} >"$_out/guest.info"
+# What this guest is (package versions and module hashes are taken on the
+# host: the guest runs the host's root file system).
+read -r _kver </proc/sys/kernel/osrelease
+printf 'kernel=%s\nncpu=%s\nhz=%s\n' "$_kver" "$NCPU" "$HZ" >"$_out/guest.info"
 
 MTUS=()
 for c in "${CASES[@]}"; do

@@ -458,8 +458,8 @@ def report(dirname):
     add("- **Ours:** `%s` (git %s, %s; sha256 %s…)" % (
         os.path.basename(setup.get("ko", "rdma_rxe.ko")), setup.get("git", "?"),
         setup.get("git_branch", "?"), setup.get("ko_sha256", "?")))
-    add("- **Theirs:** the guest kernel's in-tree rdma_rxe (srcversion %s)" %
-        guest.get("theirs_srcversion", "?"))
+    add("- **Theirs:** the guest kernel's in-tree rdma_rxe (`%s`, sha256 %s…)" % (
+        setup.get("theirs_ko", "?"), setup.get("theirs_sha256", "?")))
     add("- **Setup:** QEMU %s, accel %s; one guest: %s vCPUs, two guests: %s vCPU each, %s RAM; "
         "wire: virtio-net over a QEMU dgram (UDP) socket pair on the host" % (
             setup.get("qemu", "?").replace("QEMU emulator version ", ""),
@@ -470,7 +470,7 @@ def report(dirname):
         setup.get("host_loadavg_start", "?"), setup.get("host_loadavg_end", "?")))
     add("- **Run:** %s mode, %d round(s), drivers alternating per round; perftest %s, "
         "`-D %s -f %s` (measured over %s s), latency `-n %s`%s; took %s s" % (
-            setup.get("mode", "?"), len(rounds), guest.get("perftest", "?"),
+            setup.get("mode", "?"), len(rounds), setup.get("perftest", "?"),
             setup.get("duration", "?"), setup.get("margin", "?"),
             int(setup.get("duration", 0) or 0) - 2 * int(setup.get("margin", 0) or 0),
             setup.get("lat_iters", "?"),

@@ -6,8 +6,8 @@
 #
 #   bench/run.sh [options]
 #
-#   -q, --quick        the goal cases only, perftest -D 2 (about 10 min;
-#                      the full run is about an hour on a quiet 2-core host)
+#   -q, --quick        the goal cases only, perftest -D 2 (10 to 17 min on
+#                      2 cores, quiet to busy; the full run 45 to 70 min)
 #   -r, --rounds N     rounds (default 3); each round boots each topology
 #                      once and runs both drivers in it, the order
 #                      alternating per round (ours first in odd rounds)

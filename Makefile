@@ -9,6 +9,8 @@
 #   make setup           install everything the build and the tests need (apt)
 #   make test            run the guest test suite (selftests/run.sh)
 #   make demo            the main job: build, boot a guest, add rxe0, move traffic
+#   make bench           benchmark ours against the kernel's rdma_rxe in guests
+#                        (bench/run.sh; BENCH_ARGS=--quick for the short one)
 #   make install         install into /lib/modules/<kver>/updates and keep the
 #                        in-tree rdma_rxe from loading
 
@@ -21,7 +23,7 @@ KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) RXE_VERSION=$(RXE_VERSION)
 
 SRCS = $(filter-out %.mod.c,$(wildcard *.c)) $(wildcard include/*.h)
 
-.PHONY: all debug check sparse w1 style kdoc symbols setup test demo install clean
+.PHONY: all debug check sparse w1 style kdoc symbols setup test demo bench install clean
 
 all:
 	$(KBUILD) modules
@@ -60,6 +62,9 @@ test:
 
 demo:
 	selftests/demo.sh
+
+bench:
+	bench/run.sh $(BENCH_ARGS)
 
 install: all
 	install -D -m 0644 rdma_rxe.ko /lib/modules/$(KVER)/updates/rdma_rxe.ko

@@ -1,0 +1,486 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest side of bench/run.sh: one boot of one topology in one round.
+# Runs the wire's own ceiling (iperf3) once, then, for each driver in
+# RXE_BENCH_ORDER (e.g. "ours theirs"), loads it and runs every case of
+# bench_cases (lib/cases.sh) against it, per netdev MTU, then unloads it.
+# Same kernel, same guests, same wire for both drivers.
+#
+# Nothing is parsed here beyond what a retry needs: every run leaves its raw
+# output and a few key=value files under $RESULTS/$GUEST/runs/, and
+# bench/lib/report.py makes the numbers. Per run, named <impl>.<slug>
+# (slug: the case ID with / turned into _):
+#
+#   .client.log / .server.log   the tools' output (the client runs on b with
+#                               two guests, on a with one)
+#   .info                       (client side) the case, the exact command,
+#                               exit status, attempts, perftest's window
+#   .server.rc                  (server side) the server's exit status
+#   .cpu                        (each guest) busy CPU ticks over a window of
+#                               steady traffic, see probe_start
+#   .counters                   (each guest) hw_counters that moved
+#
+# Environment (from bench/run.sh through lib/vm.sh): RXE_BENCH_TOPO (loop,
+# two), RXE_BENCH_ORDER, RXE_BENCH_DURATION (perftest -D), RXE_BENCH_MARGIN
+# (perftest -f), RXE_BENCH_LAT_ITERS (perftest -n for latency),
+# RXE_BENCH_QUICK, RXE_BENCH_FILTER (see lib/cases.sh).
+
+# It changes the MTU, netem and modules of the machine it runs on: only in
+# a test guest, never on the host.
+read -r _host 2>/dev/null </proc/sys/kernel/hostname || _host=
+if [ "${RESULTS:-}" != /results ] || [[ $_host != rxe-[ab] ]]; then
+	echo "guest-bench.sh: runs inside a bench guest only (bench/run.sh starts it)" >&2
+	exit 1
+fi
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+# shellcheck source=bench/lib/cases.sh
+. "$REPO/bench/lib/cases.sh"
+
+TOPO=${RXE_BENCH_TOPO:-loop}
+D=${RXE_BENCH_DURATION:-4}
+M=${RXE_BENCH_MARGIN:-1}
+LAT_ITERS=${RXE_BENCH_LAT_ITERS:-5000}
+read -r -a ORDER <<<"${RXE_BENCH_ORDER:-ours theirs}"
+# Latency runs whose clock calibration failed are run again, up to this.
+LAT_ATTEMPTS=3
+BW_TIMEOUT=$((D + 60))
+LAT_TIMEOUT=180
+BARRIER_TIMEOUT=$((BW_TIMEOUT + 120))
+CLIENT=a
+[ "$TOPO" = loop ] || CLIENT=b
+RUNS=$_out/runs
+mkdir -p "$RUNS"
+HZ=$(getconf CLK_TCK)
+NCPU=$(nproc)
+PHASELOG=$_out/phases.log
+HWC=/sys/class/infiniband/rxe0/ports/1/hw_counters
+PATH=$REPO/selftests/bin:$PATH
+
+# The CPU probe's window inside a perftest run of D seconds: it starts
+# SETTLE after the first packet and lasts WINDOW (ms), ending well before
+# the tools stop sending.
+PROBE_SETTLE_MS=$((D * 125))
+PROBE_WINDOW_MS=$((D * 625))
+
+# A sleep without a fork (every process costs ~0.1 s under TCG): a read
+# that times out on a FIFO nobody writes to (the guest has no /dev/fd for
+# the usual <(:)).
+mkfifo /tmp/bench-nap.fifo
+exec {_nap_fd}<>/tmp/bench-nap.fifo
+nap() {
+	read -rt "$1" -u "$_nap_fd" _ || true
+}
+
+ms() {
+	printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+}
+
+# barrier NAME: lib/guest.sh's barrier (same files, same generations), but
+# waiting without forking sleep(1): the guest that waits here while the
+# other one runs the client must not spend CPU time on it (it is measured).
+barrier() {
+	local name=$1 peer gen t=$((BARRIER_TIMEOUT * 20)) dir=$RESULTS/barrier
+
+	[ "$NGUESTS" = 2 ] || return 0
+	if [ "$GUEST" = a ]; then peer=b; else peer=a; fi
+	gen=$((${_barrier_gen[$name]:-0} + 1))
+	_barrier_gen[$name]=$gen
+	[ -d "$dir" ] || mkdir -p "$dir"
+	: >"$dir/$name.$gen.$GUEST"
+	while [ ! -e "$dir/$name.$gen.$peer" ]; do
+		if [ -e "$RESULTS/$peer/status" ] || [ -e "$RESULTS/$peer/dead" ]; then
+			echo "barrier $name: guest $peer finished without reaching it"
+			return 1
+		fi
+		if [ "$t" -le 0 ]; then
+			echo "barrier $name: guest $peer did not arrive in ${BARRIER_TIMEOUT}s"
+			return 1
+		fi
+		nap 0.05
+		t=$((t - 1))
+	done
+}
+
+log() {
+	echo "$(date +%T) $*" >>"$PHASELOG"
+	info "$*"
+}
+
+# _busy: this guest's busy CPU time so far, in ticks (USER_HZ): every field
+# of /proc/stat's cpu line except idle and iowait (guest time is already in
+# user).
+_cpu_busy() {
+	local u n s q sq st
+
+	read -r _ u n s _ _ q sq st _ </proc/stat
+	_busy=$((u + n + s + q + sq + st))
+}
+
+# _sum FILE...: the sum of the counters in FILE... (sysfs), in _sum.
+_sum() {
+	local f v
+
+	_sum=0
+	for f in "$@"; do
+		v=0
+		read -r v 2>/dev/null <"$f" || true
+		_sum=$((_sum + v))
+	done
+}
+
+# probe_start NAME THRESH FILE...: in the background, wait until the sum of
+# the counters FILE... has grown by more than THRESH (traffic started), wait
+# PROBE_SETTLE_MS, then read the busy CPU ticks of this guest at the start
+# and end of PROBE_WINDOW_MS and write them to NAME.cpu. probe_stop stops
+# it when the run ended before that (no file then: no CPU number).
+probe_start() {
+	local name=$1 thresh=$2
+
+	shift 2
+	(
+		local sum0 deadline t_traffic t0 t1 b0 b1
+
+		_sum "$@"
+		sum0=$_sum
+		deadline=$((SECONDS + D + 90))
+		while :; do
+			_sum "$@"
+			[ $((_sum - sum0)) -le "$thresh" ] || break
+			[ "$SECONDS" -lt "$deadline" ] || exit 0
+			nap 0.05
+		done
+		t_traffic=$EPOCHREALTIME
+		nap "$(ms "$PROBE_SETTLE_MS")"
+		_cpu_busy
+		b0=$_busy t0=$EPOCHREALTIME
+		nap "$(ms "$PROBE_WINDOW_MS")"
+		_cpu_busy
+		b1=$_busy t1=$EPOCHREALTIME
+		echo "traffic_start=$t_traffic t0=$t0 t1=$t1 busy0=$b0 busy1=$b1 hz=$HZ ncpu=$NCPU" >"$name.cpu"
+	) &
+	_probe_pid=$!
+}
+
+probe_stop() {
+	kill "$_probe_pid" 2>/dev/null || true
+	wait "$_probe_pid" 2>/dev/null || true
+}
+
+# hw_counters of rxe0 before and after a run: the ones that moved go to
+# NAME.counters.
+declare -A _hwc0
+counters_mark() {
+	local f v
+
+	_hwc0=()
+	for f in "$HWC"/*; do
+		v=0
+		read -r v 2>/dev/null <"$f" || true
+		_hwc0[${f##*/}]=$v
+	done
+}
+
+counters_save() {
+	local f v n out=
+
+	for f in "$HWC"/*; do
+		n=${f##*/}
+		v=0
+		read -r v 2>/dev/null <"$f" || true
+		[ "$v" = "${_hwc0[$n]:-0}" ] || out+="$n=$((v - ${_hwc0[$n]:-0})) "
+	done
+	echo "$out" >"$1.counters"
+}
+
+# --- one server/client run, on one guest or two ------------------------------
+
+# _verdict_file TAG: where the client tells the server guest whether the
+# run is repeated.
+_verdict_file() {
+	echo "$RESULTS/barrier/$1.verdict"
+}
+
+# pair_run NAME TAG TIMEOUT PROBE PORT -- SERVER_CMD... -- CLIENT_CMD...
+# Run the server on guest a and the client (its last argument, the
+# server's IP, is added) on $CLIENT; PROBE (0/1/iperf) starts the CPU probe
+# on each guest. Sets _rc (client exit status, 200 when the other guest is
+# gone) and leaves NAME.client.log, NAME.server.log, NAME.server.rc.
+pair_run() {
+	local name=$1 tag=$2 timeout=$3 probe=$4 port=$5 srv=() cli=() spid ip t
+
+	shift 5
+	[ "$1" = -- ] && shift
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	cli=("$@")
+	_rc=0
+	ip=$MY_IP
+	[ "$GUEST" = a ] || ip=$PEER_IP
+
+	barrier "$tag-start" || { _rc=200; return 0; }
+	case $probe in
+	1) probe_start "$name" 0 "$HWC/sent_pkts" "$HWC/rcvd_pkts" ;;
+	iperf) probe_start "$name" 1000000 /sys/class/net/eth0/statistics/rx_bytes \
+		/sys/class/net/eth0/statistics/tx_bytes ;;
+	esac
+	if [ "$GUEST" = a ]; then
+		timeout -k 5 "$timeout" "${srv[@]}" >"$name.server.log" 2>&1 </dev/null &
+		spid=$!
+		wait_listen "$port" 30 >>"$name.server.log" 2>&1 || true
+	fi
+	barrier "$tag-listen" || _rc=200
+	if [ "$GUEST" = "$CLIENT" ] && [ "$_rc" = 0 ]; then
+		timeout -k 5 "$timeout" "${cli[@]}" "$ip" >"$name.client.log" 2>&1 </dev/null || _rc=$?
+		[ "$_rc" != 124 ] || echo "(timed out after ${timeout}s)" >>"$name.client.log"
+	fi
+	barrier "$tag-client-done" || [ "$GUEST" = "$CLIENT" ] || _rc=200
+	if [ "$GUEST" = a ]; then
+		# The client is done: the server has a few seconds to finish.
+		t=100
+		while kill -0 "$spid" 2>/dev/null && [ "$t" -gt 0 ]; do
+			nap 0.1
+			t=$((t - 1))
+		done
+		kill "$spid" 2>/dev/null || true
+		local src=0
+		wait "$spid" 2>/dev/null || src=$?
+		echo "$src" >"$name.server.rc"
+	fi
+	[ "$probe" = 0 ] || probe_stop
+	return 0
+}
+
+# --- the cases ---------------------------------------------------------------
+
+# lat_ok FILE: perftest's latency row in FILE has numbers for typical (5th
+# column) and 99% (8th); inf or nan there means its clock calibration
+# failed.
+lat_ok() {
+	local -a t
+
+	while read -r -a t; do
+		if [[ ! ${t[0]:-} =~ ^[0-9]+$ ]] || [ "${#t[@]}" -lt 9 ]; then continue; fi
+		[[ ${t[4]} =~ ^[0-9.]+$ ]] && [[ ${t[7]} =~ ^[0-9.]+$ ]] && return 0
+	done <"$1"
+	return 1
+}
+
+_ncase=0
+
+# run_case IMPL ID KIND MTU TOOL SIZE QPS LOSS: run one case and record it.
+run_case() {
+	local impl=$1 id=$2 kind=$3 mtu=$4 tool=$5 size=$6 qps=$7 loss=$8
+	local name slug tag args=() attempt=0 verdict window=0 rmtu=1024 start
+
+	slug=${id//\//_}
+	name=$RUNS/$impl.$slug
+	_ncase=$((_ncase + 1))
+	[ "$mtu" -lt 9000 ] || rmtu=4096
+	start=$EPOCHREALTIME
+
+	case $kind in
+	bw | msgrate | loss)
+		args=("$tool" -d rxe0 -x "$GIDX" -F -m "$rmtu" -s "$size" -q "$qps"
+			-D "$D" -f "$M" --report_gbits)
+		[ "$kind" != msgrate ] || args+=(-l 16 -Q 16)
+		window=$((D - 2 * M))
+		;;
+	lat)
+		args=("$tool" -d rxe0 -x "$GIDX" -F -m "$rmtu" -s "$size" -n "$LAT_ITERS")
+		;;
+	iperf)
+		window=$D
+		;;
+	esac
+
+	if [ "$kind" = loss ]; then
+		tc qdisc replace dev eth0 root netem loss "$loss%" >>"$PHASELOG" 2>&1 ||
+			log "netem loss $loss% failed on $GUEST"
+	fi
+	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_mark
+	while :; do
+		attempt=$((attempt + 1))
+		tag=c$_ncase-$impl-$attempt
+		case $kind in
+		iperf)
+			pair_run "$name" "$tag" "$((D + 60))" iperf 5201 -- \
+				iperf3 -s -1 -p 5201 -- \
+				iperf3 -J -p 5201 -t "$D" -c
+			;;
+		lat)
+			pair_run "$name" "$tag" "$LAT_TIMEOUT" 0 18515 -- "${args[@]}" -- "${args[@]}"
+			;;
+		*)
+			pair_run "$name" "$tag" "$BW_TIMEOUT" 1 18515 -- "${args[@]}" -- "${args[@]}"
+			;;
+		esac
+		# Latency needs perftest's clock (cycles per µs); when its
+		# calibration fails (under emulation it sometimes does) the
+		# numbers are inf or missing: run it again.
+		verdict='done'
+		if [ "$GUEST" = "$CLIENT" ] && [ "$kind" = lat ] && [ "$_rc" = 0 ] &&
+			[ "$attempt" -lt "$LAT_ATTEMPTS" ] &&
+			! lat_ok "$name.client.log"; then
+			verdict=retry
+			cp "$name.client.log" "$name.client.attempt$attempt.log"
+		fi
+		if [ "$NGUESTS" = 2 ]; then
+			[ "$GUEST" != "$CLIENT" ] || echo "$verdict" >"$(_verdict_file "$tag")"
+			barrier "$tag-verdict" || break
+			read -r verdict 2>/dev/null <"$(_verdict_file "$tag")" || verdict='done'
+		fi
+		[ "$verdict" = retry ] || break
+	done
+	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_save "$name"
+	if [ "$kind" = loss ]; then
+		tc qdisc del dev eth0 root >>"$PHASELOG" 2>&1 || true
+	fi
+	if [ "$GUEST" = "$CLIENT" ]; then
+		{
+			echo "impl=$impl"
+			echo "id=$id"
+			echo "kind=$kind"
+			echo "mtu=$mtu"
+			echo "roce_mtu=$rmtu"
+			echo "tool=$tool"
+			echo "size=$size"
+			echo "qps=$qps"
+			echo "loss=$loss"
+			echo "duration=$D"
+			echo "margin=$M"
+			echo "window=$window"
+			echo "lat_iters=$LAT_ITERS"
+			echo "attempts=$attempt"
+			echo "rc=$_rc"
+			echo "elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')"
+			echo "cmd=${args[*]:-iperf3 -J -p 5201 -t $D -c <server>}"
+		} >"$name.info"
+	fi
+	[ "$_rc" != 200 ] || return 1
+	return 0
+}
+
+# skip_case IMPL ID KIND MTU TOOL SIZE QPS LOSS -- WHY: record a case that
+# could not run.
+skip_case() {
+	local impl=$1 id=$2 kind=$3 mtu=$4 tool=$5 size=$6 qps=$7 loss=$8 why=${10}
+	local name=$RUNS/$impl.${id//\//_}
+
+	[ "$GUEST" = "$CLIENT" ] || return 0
+	printf 'impl=%s\nid=%s\nkind=%s\nmtu=%s\ntool=%s\nsize=%s\nqps=%s\nloss=%s\nrc=skipped\nreason=%s\n' \
+		"$impl" "$id" "$kind" "$mtu" "$tool" "$size" "$qps" "$loss" "$why" >"$name.info"
+}
+
+# both_ok TAG OK: tell the other guest whether this guest's step worked and
+# learn whether its did; true when both did (a barrier).
+both_ok() {
+	local tag=$1 ok=$2 peer_ok=1 peer
+
+	[ "$NGUESTS" = 2 ] || { [ "$ok" = 1 ]; return; }
+	peer=a
+	[ "$GUEST" = b ] || peer=b
+	echo "$ok" >"$RESULTS/barrier/$tag.ok.$GUEST"
+	barrier "$tag" || return 1
+	read -r peer_ok 2>/dev/null <"$RESULTS/barrier/$tag.ok.$peer" || peer_ok=0
+	[ "$ok" = 1 ] && [ "$peer_ok" = 1 ]
+}
+
+set_mtu() {
+	ip link set eth0 mtu "$1" >>"$PHASELOG" 2>&1
+}
+
+# --- the boot ----------------------------------------------------------------
+
+# (No process substitution: the guest has no /dev/fd.)
+mapfile -t CASES <<<"$(bench_cases "$TOPO")"
+[ -n "${CASES[0]}" ] || CASES=()
+log "guest $GUEST: topology $TOPO, order ${ORDER[*]}, ${#CASES[@]} cases, -D $D -f $M, lat -n $LAT_ITERS"
+# What this guest is (package versions and module hashes are taken on the
+# host: the guest runs the host's root file system).
+read -r _kver </proc/sys/kernel/osrelease
+printf 'kernel=%s\nncpu=%s\nhz=%s\n' "$_kver" "$NCPU" "$HZ" >"$_out/guest.info"
+
+MTUS=()
+for c in "${CASES[@]}"; do
+	read -r _ kind mtu _ <<<"$c"
+	[ "$kind" != iperf ] || continue
+	[[ " ${MTUS[*]} " == *" $mtu "* ]] || MTUS+=("$mtu")
+done
+if [ "$TOPO" = two ]; then
+	modprobe sch_netem >>"$PHASELOG" 2>&1 || log "modprobe sch_netem failed"
+fi
+
+# The wire's ceiling, once per boot, before any driver is loaded.
+for c in "${CASES[@]}"; do
+	read -r id kind mtu tool size qps loss <<<"$c"
+	[ "$kind" = iperf ] || continue
+	set_mtu "$mtu" || log "ip link set eth0 mtu $mtu failed"
+	barrier "iperf-mtu-$mtu" || break
+	log "wire: $id"
+	run_case wire "$id" "$kind" "$mtu" "$tool" "$size" "$qps" "$loss" || break
+done
+set_mtu 1500 || true
+
+peer_gone=0
+for impl in "${ORDER[@]}"; do
+	[ "$peer_gone" = 0 ] || break
+	log "$impl: loading"
+	dmesg_mark "bench $impl"
+	ok=1
+	load_rxe "$impl" >>"$PHASELOG" 2>&1 || ok=0
+	loaded_ok=$ok
+	for mtu in "${MTUS[@]}"; do
+		ok=$loaded_ok
+		why="load_rxe $impl failed"
+		if [ "$ok" = 1 ]; then
+			why="ip link set eth0 mtu $mtu / rdma link add failed"
+			set_mtu "$mtu" || ok=0
+			[ "$ok" = 0 ] || rxe_add rxe0 eth0 >>"$PHASELOG" 2>&1 || ok=0
+			[ "$ok" = 0 ] || GIDX=$(gid_index "$MY_IP")
+			[ -n "${GIDX:-}" ] || ok=0
+		fi
+		if ! both_ok "up-$impl-$mtu" "$ok"; then
+			[ -e "$RESULTS/barrier/up-$impl-$mtu.ok.a" ] && [ -e "$RESULTS/barrier/up-$impl-$mtu.ok.b" ] ||
+				[ "$NGUESTS" = 1 ] || { peer_gone=1; why="the other guest is gone"; }
+			[ "$ok" = 0 ] || why="setup failed on the other guest"
+			log "$impl mtu $mtu: $why: its cases are recorded as failed"
+			for c in "${CASES[@]}"; do
+				read -r id kind cmtu tool size qps loss <<<"$c"
+				if [ "$kind" = iperf ] || [ "$cmtu" != "$mtu" ]; then continue; fi
+				skip_case "$impl" "$id" "$kind" "$cmtu" "$tool" "$size" "$qps" "$loss" -- "$why"
+			done
+			rdma link delete rxe0 >>"$PHASELOG" 2>&1 || true
+			[ "$peer_gone" = 0 ] || break
+			continue
+		fi
+		log "$impl mtu $mtu: rxe0 up ($(modinfo_loaded)), GID index $GIDX"
+		for c in "${CASES[@]}"; do
+			read -r id kind cmtu tool size qps loss <<<"$c"
+			if [ "$kind" = iperf ] || [ "$cmtu" != "$mtu" ]; then continue; fi
+			if ! run_case "$impl" "$id" "$kind" "$cmtu" "$tool" "$size" "$qps" "$loss"; then
+				log "$impl: $id: the other guest is gone"
+				peer_gone=1
+				break
+			fi
+		done
+		rxe_del rxe0 >>"$PHASELOG" 2>&1 || log "$impl: rdma link delete rxe0 failed"
+		[ "$peer_gone" = 0 ] || break
+	done
+	_dmesg_bad_lines >"$_out/dmesg-bad-$impl.log" 2>&1 || true
+	log "$impl: unloading"
+	if [ -d /sys/module/rdma_rxe ]; then
+		timeout 60 rmmod rdma_rxe >>"$PHASELOG" 2>&1 || log "$impl: rmmod rdma_rxe failed"
+	fi
+	set_mtu 1500 || true
+	barrier "done-$impl" || peer_gone=1
+done
+
+log "guest $GUEST: done"
+_finished=1
+exit 0

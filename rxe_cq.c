@@ -186,6 +186,27 @@ int rxe_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
+/*
+ * Completion flags as userspace reads them (libibverbs' enum ibv_wc_flags,
+ * which the provider copies from the ring unchanged). They agree with the
+ * kernel's IB_WC_* for the GRH and immediate data only; the kernel's SMAC,
+ * VLAN and network header type flags have no userspace meaning (their bits
+ * are tag matching flags there) and the ABI has no field for what they
+ * describe.
+ */
+#define RXE_UWC_GRH		BIT(0)
+#define RXE_UWC_WITH_IMM	BIT(1)
+#define RXE_UWC_IP_CSUM_OK	BIT(2)
+#define RXE_UWC_WITH_INV	BIT(3)
+
+static u32 rxe_cq_user_flags(int flags)
+{
+	return (flags & IB_WC_GRH ? RXE_UWC_GRH : 0) |
+	       (flags & IB_WC_WITH_IMM ? RXE_UWC_WITH_IMM : 0) |
+	       (flags & IB_WC_IP_CSUM_OK ? RXE_UWC_IP_CSUM_OK : 0) |
+	       (flags & IB_WC_WITH_INVALIDATE ? RXE_UWC_WITH_INV : 0);
+}
+
 static void rxe_cq_fill_user(struct ib_uverbs_wc *uwc, const struct ib_wc *wc)
 {
 	uwc->wr_id = wc->wr_id;
@@ -196,7 +217,7 @@ static void rxe_cq_fill_user(struct ib_uverbs_wc *uwc, const struct ib_wc *wc)
 	uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp->qp_num;
 	uwc->src_qp = wc->src_qp;
-	uwc->wc_flags = wc->wc_flags;
+	uwc->wc_flags = rxe_cq_user_flags(wc->wc_flags);
 	uwc->pkey_index = wc->pkey_index;
 	uwc->slid = wc->slid;
 	uwc->sl = wc->sl;

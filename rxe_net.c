@@ -85,9 +85,9 @@ static void rxe_net_drop(struct rxe_dev *rxe, struct sk_buff *skb,
 /*
  * Check everything the BTH lets us check before the packet is looked at:
  * that it is as long as its headers say, that its opcode is one we carry,
- * its version, its pad and length in whole words, and its ICRC. Then hand it on to the QP. The
- * order matters: no length is computed from a table entry before the
- * entry is known to exist.
+ * its version, its pad and length in whole words, and its ICRC. Then hand
+ * it on to the QP. The order matters: no length is computed from a table
+ * entry before the entry is known to exist.
  *
  * Context: softirq, under rcu_read_lock(); consumes @skb.
  */

@@ -15,6 +15,7 @@ completions and data and writes what the wire must show to PLAN_JSON.
 and with Wireshark's dissector (the PDML of `tshark -T pdml`).
 """
 
+import os
 import struct
 import sys
 import time
@@ -312,10 +313,12 @@ def server(peer4, peer6, me4, me6, out):
     want_imms = sorted(wire_imm(i) for i in expect["imm"])
     if imms != want_imms:
         why.append("immediate data %s, want %s" % (imms, want_imms))
-    # The kernel's IB_WC_WITH_INVALIDATE (1 << 2) reaches userspace as it
-    # is, where 1 << 2 reads IBV_WC_IP_CSUM_OK and IBV_WC_WITH_INV is
-    # 1 << 3: the in-tree rxe does the same, so accept either.
-    inv_flags = e.IBV_WC_WITH_INV | 4
+    # Ours reports a remote invalidation as IBV_WC_WITH_INV (1 << 3). The
+    # in-tree rxe copies the kernel's IB_WC_WITH_INVALIDATE (1 << 2) to
+    # userspace as it is, where 1 << 2 reads IBV_WC_IP_CSUM_OK.
+    inv_flags = e.IBV_WC_WITH_INV
+    if os.environ.get("RXE_IMPL", "ours") != "ours":
+        inv_flags |= 4
     invs = sorted(wc.imm_data for wc in wcs if wc.wc_flags & inv_flags and
                   wc.opcode == e.IBV_WC_RECV and
                   not wc.wc_flags & e.IBV_WC_WITH_IMM)

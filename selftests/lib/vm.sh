@@ -104,7 +104,7 @@ vm_start() {
 	esac
 	smp=${RXE_VM_SMP:-$((n == 1 ? 2 : 1))}
 	if [ "$g" = a ]; then mac=52:54:00:11:00:01; else mac=52:54:00:11:00:02; fi
-	cmdline="console=ttyS0,115200 panic=-1 loglevel=6 printk.time=1"
+	cmdline="console=ttyS0,115200 panic=-1 loglevel=6 printk.time=1 no_timer_check"
 	cmdline+=" net.ifnames=0 rxetb.guest=$g rxetb.init=$SELFTESTS/lib/guest-init.sh"
 	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
 		console=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$out/console.log"

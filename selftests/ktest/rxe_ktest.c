@@ -839,6 +839,13 @@ static bool ktest_pred_op(struct ktest_conn *c, void *arg)
 	return smp_load_acquire(&((struct ktest_op *)arg)->done);
 }
 
+/* The op completed, or the peer is gone and it may never complete. */
+static bool ktest_pred_op_or_gone(struct ktest_conn *c, void *arg)
+{
+	return ktest_pred_op(c, arg) || READ_ONCE(c->disconnected) ||
+	       READ_ONCE(c->removed);
+}
+
 static bool ktest_pred_rx(struct ktest_conn *c, void *arg)
 {
 	return READ_ONCE(c->rx_head) != READ_ONCE(c->rx_tail) ||
@@ -891,8 +898,13 @@ static struct ktest_op *ktest_op_get(struct ktest_conn *c, const char *what)
 static int ktest_op_wait(struct ktest_conn *c, struct ktest_op *op,
 			 enum ib_wc_opcode want, const char *what, u32 iter)
 {
-	int err = ktest_wait(c, ktest_pred_op, op, ktest_tmo(), true);
+	int err = ktest_wait(c, ktest_pred_op_or_gone, op, ktest_tmo(), true);
 
+	if (!err && !ktest_pred_op(c, op)) {
+		ktest_cfail(c, "%s iteration %u: the peer disconnected before the completion",
+			    what, iter);
+		return -ENOTCONN;	/* the teardown flushes it */
+	}
 	if (err) {
 		ktest_cfail(c, "%s iteration %u: no completion: %s after %u ms",
 			    what, iter, ktest_why(err), ktest_timeout_ms);
@@ -1985,11 +1997,14 @@ static int ktest_client_burst(struct ktest_conn *c)
 		ktest_cfail(c, "send burst: ib_post_send: %d", err);
 		return err;
 	}
-	err = ktest_wait(c, ktest_pred_op, op, ktest_tmo(), true);
+	err = ktest_wait(c, ktest_pred_op_or_gone, op, ktest_tmo(), true);
+	if (!err && !ktest_pred_op(c, op))
+		err = -ENOTCONN;
 	if (err) {
-		ktest_cfail(c, "send burst: %u of %u messages completed: %s after %u ms",
-			    c->burst_next, c->burst_len, ktest_why(err),
-			    ktest_timeout_ms);
+		ktest_cfail(c, "send burst: %u of %u messages completed: %s",
+			    c->burst_next, c->burst_len,
+			    err == -ENOTCONN ? "the peer disconnected" :
+			    ktest_why(err));
 		return err;
 	}
 	op->busy = false;

@@ -14,6 +14,9 @@
 #                          when it passed
 #   ktest_detects ARGS...  run it with corrupt= (a damaged payload) and
 #                          succeed only if it FAILED, naming the bad byte
+#   ktest_finish_fails RE  like ktest_finish, but it must FAIL with a
+#                          report line matching RE, and still unload
+#   ktest_wait_report RE   wait until the report has a line matching RE
 #
 # The module reports in /sys/kernel/debug/rxe_ktest/{state,result}. Every
 # wait in the module is bounded by its timeout_ms (default 20 s per step)
@@ -55,20 +58,34 @@ ktest_run() {
 	ktest_finish
 }
 
-# The test must be able to fail: a damaged byte has to be reported as
-# "FAIL ... byte N is 0x.., want 0x..", and the module must still unload.
-ktest_detects() {
+# ktest_wait_report REGEX: wait until the running module's report has a
+# line matching REGEX (a server seeing its client connect, say).
+ktest_wait_report() {
+	local t=$((KTEST_WAIT * 10))
+
+	while [ "$t" -gt 0 ]; do
+		grep -qE -- "$1" "$KTEST_DBG/result" 2>/dev/null && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	echo "no line matching /$1/ in the report after ${KTEST_WAIT}s:"
+	cat "$KTEST_DBG/result" 2>/dev/null
+	return 1
+}
+
+# ktest_finish_fails REGEX: the module started with ktest_start must end
+# in failure, with a report line matching REGEX, and unload after it.
+ktest_finish_fails() {
 	local out rc=0
 
-	ktest_start "$@" || return 1
 	out=$(ktest_finish) || rc=$?
 	echo "$out"
 	if [ "$rc" = 0 ]; then
-		echo "rxe_ktest passed with a corrupted payload: it cannot fail"
+		echo "rxe_ktest passed where it had to fail"
 		return 1
 	fi
-	if ! grep -qE "^ktest: FAIL .*byte [0-9]+ is 0x[0-9a-f]{2}, want 0x[0-9a-f]{2}" <<<"$out"; then
-		echo "rxe_ktest failed, but not by naming the corrupted byte"
+	if ! grep -qE -- "$1" <<<"$out"; then
+		echo "rxe_ktest failed, but no report line matches /$1/"
 		return 1
 	fi
 	if [ -d /sys/module/rxe_ktest ]; then
@@ -76,4 +93,11 @@ ktest_detects() {
 		return 1
 	fi
 	return 0
+}
+
+# The test must be able to fail: a damaged byte has to be reported as
+# "FAIL ... byte N is 0x.., want 0x..", and the module must still unload.
+ktest_detects() {
+	ktest_start "$@" || return 1
+	ktest_finish_fails "^ktest: FAIL .*byte [0-9]+ is 0x[0-9a-f]{2}, want 0x[0-9a-f]{2}"
 }

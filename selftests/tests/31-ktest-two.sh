@@ -8,7 +8,8 @@
 # registration with WRITE/READ through the new rkey and LOCAL_INV, SEND
 # with invalidate, and the negative checks (IB_WC_REM_ACCESS_ERR through
 # an invalidated, replaced or read-only rkey). Once over IPv4, once over
-# IPv6 the other way round.
+# IPv6 the other way round. Then the server goes away in the middle of a
+# run: the client must fail, not hang, and both modules must unload.
 #
 # guests: 2
 # timeout: 360
@@ -50,6 +51,27 @@ else
 		ktest_run role=client addr="$PEER_IP6" count=4 size=8193,65536
 fi
 check "barrier: IPv6 run done" barrier ktest6-done
+
+# The server disappears in the middle of a run: its rmmod must work at
+# once, and the client must fail loudly within its step timeout, not
+# hang, and unload.
+if [ "$GUEST" = b ]; then
+	check "ktest server listens on $MY_IP for a run it will abandon" \
+		ktest_start role=server addr="$MY_IP"
+	check "barrier: ktest server ready" barrier abort
+	check "the client connects and starts its run" \
+		ktest_wait_report "session main: connection from"
+	sleep 1
+	check "rmmod rxe_ktest on the server in the middle of the run" \
+		rmmod rxe_ktest
+else
+	check "barrier: ktest server ready" barrier abort
+	check "ktest client starts a long run" \
+		ktest_start role=client addr="$PEER_IP" count=100000 size=65536 ops=send timeout_ms=8000
+	check "the client fails loudly when the server goes away mid-run, and unloads" \
+		ktest_finish_fails "^ktest: FAIL .*(disconnected|no completion|status|no message)"
+fi
+check "barrier: abandoned run done" barrier abort-done
 
 check "rdma link delete rxe0" rxe_del rxe0
 check "rmmod rdma_rxe" rmmod rdma_rxe

@@ -48,7 +48,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
-#define KTEST_MAX_SIZE		SZ_1M	/* largest message */
+#define KTEST_MAX_SIZE		SZ_2M	/* largest message: 512 pages */
 #define KTEST_MAX_SIZES		8
 #define KTEST_DATA_SGES		4	/* SGEs a payload is split into */
 #define KTEST_NRECV		16	/* receive WQEs kept posted */
@@ -83,7 +83,7 @@ MODULE_PARM_DESC(count, "iterations of each operation for each size (default 10)
 static int ktest_sizes[KTEST_MAX_SIZES] = { 65536 };
 static int ktest_nsizes = 1;
 module_param_array_named(size, ktest_sizes, int, &ktest_nsizes, 0444);
-MODULE_PARM_DESC(size, "message sizes in bytes, comma-separated, 1 to 1 MiB (default 65536)");
+MODULE_PARM_DESC(size, "message sizes in bytes, comma-separated, 1 to 2 MiB (default 65536)");
 
 static char *ktest_ops = "all";
 module_param_named(ops, ktest_ops, charp, 0444);

@@ -7,9 +7,10 @@
  * size and each of `count` iterations, the operations `ops` names:
  *
  *   send     SEND/RECV both ways, gathered from and scattered to several
- *            multi-page SGEs; then a burst of SENDs, each posted from the
- *            completion handler of the one before, received by a handler
- *            that posts the receive again
+ *            multi-page SGEs; then two bursts of SENDs at the same time on
+ *            one QP, one posted message by message from the completion
+ *            handler of the one before, one from the thread, received by
+ *            a handler that posts the receive again
  *   write    RDMA WRITE into the server's buffer, then a SEND behind it
  *   read     RDMA READ of the server's buffer
  *   frmr     the server fast-registers its buffer with a new key each
@@ -188,7 +189,7 @@ struct ktest_msg {
 	__le32 rkey;
 	__le32 arg;
 	__le64 addr;
-	u8 fill[32];		/* burst: a pattern of the sequence number */
+	u8 fill[32];		/* burst: a pattern of stream and sequence */
 };
 
 #define KTEST_MSG_SIZE		sizeof(struct ktest_msg)
@@ -201,8 +202,12 @@ enum ktest_seed {
 	KTEST_SEED_READ,
 	KTEST_SEED_FRW,
 	KTEST_SEED_FRR,
-	KTEST_SEED_BURST,
+	KTEST_SEED_BURST,	/* burst stream 0; stream 1 adds one */
+	KTEST_SEED_BURST1,
 };
+
+#define KTEST_STREAMS		2	/* burst streams: handler, thread */
+#define KTEST_BURST_WINDOW	4	/* thread stream: SENDs in flight */
 
 /* ---- the report -------------------------------------------------------- */
 
@@ -436,10 +441,15 @@ struct ktest_conn {
 	bool rx_overflow;
 	char cb_err[96];		/* first error a handler ran into */
 	bool cb_err_told;
-	/* the burst: the client's chain, and the server's count */
+	/*
+	 * The burst: the client's handler chain (stream 0), and what the
+	 * server's receive handler saw of each stream.
+	 */
 	u32 burst_len;
 	u32 burst_next;
-	u32 burst_rcvd;
+	u32 burst_rcvd[KTEST_STREAMS];
+	u32 burst_total[KTEST_STREAMS];
+	u32 burst_bad_stream;
 	u32 burst_bad_seq;
 	u32 burst_bad_got;
 	bool burst_bad;
@@ -655,42 +665,54 @@ static int ktest_post_recv(struct ktest_conn *c, struct ktest_rslot *rs)
 	return err;
 }
 
-static bool ktest_burst_fill_ok(const struct ktest_msg *m, u32 seq)
+static bool ktest_burst_fill_ok(const struct ktest_msg *m, u32 stream,
+				u32 seq)
 {
 	u32 i;
 
 	for (i = 0; i < sizeof(m->fill); i++)
-		if (m->fill[i] != ktest_byte(KTEST_SEED_BURST, seq, i))
+		if (m->fill[i] != ktest_byte(KTEST_SEED_BURST + stream, seq, i))
 			return false;
 	return true;
 }
 
 /*
- * A burst message, in the receive handler: check its place in the
- * sequence and its content here; the thread hears of the last one.
+ * A burst message, in the receive handler: check its place in its
+ * stream's sequence and its content here; the thread hears when both
+ * streams are complete. Handlers of one CQ do not run concurrently.
  */
 static void ktest_burst_rx(struct ktest_conn *c, const struct ktest_rx *rx)
 {
 	u32 seq = le32_to_cpu(rx->msg.iter), n = le32_to_cpu(rx->msg.len);
+	u32 st = le32_to_cpu(rx->msg.arg);
 	struct ktest_rx end = {
 		.status = IB_WC_SUCCESS,
 		.opcode = IB_WC_RECV,
 		.byte_len = KTEST_MSG_SIZE,
 	};
 
-	if (!c->burst_bad &&
-	    (seq != c->burst_rcvd || rx->byte_len != KTEST_MSG_SIZE ||
-	     (rx->wc_flags & IB_WC_WITH_INVALIDATE) ||
-	     !ktest_burst_fill_ok(&rx->msg, seq))) {
+	if (st >= KTEST_STREAMS) {
 		c->burst_bad = true;
-		c->burst_bad_seq = c->burst_rcvd;
+		c->burst_bad_stream = st;
+		return;
+	}
+	if (!c->burst_bad &&
+	    (seq != c->burst_rcvd[st] || rx->byte_len != KTEST_MSG_SIZE ||
+	     (rx->wc_flags & IB_WC_WITH_INVALIDATE) ||
+	     !ktest_burst_fill_ok(&rx->msg, st, seq))) {
+		c->burst_bad = true;
+		c->burst_bad_stream = st;
+		c->burst_bad_seq = c->burst_rcvd[st];
 		c->burst_bad_got = seq;
 	}
-	c->burst_rcvd++;
-	if (seq + 1 >= n) {
-		ktest_msg_init(&end.msg, KTEST_BURST_END, 0, n);
-		ktest_rx_push(c, &end);
-	}
+	c->burst_rcvd[st]++;
+	c->burst_total[st] = n;
+	for (st = 0; st < KTEST_STREAMS; st++)
+		if (!c->burst_total[st] ||
+		    c->burst_rcvd[st] != c->burst_total[st])
+			return;
+	ktest_msg_init(&end.msg, KTEST_BURST_END, 0, 0);
+	ktest_rx_push(c, &end);
 }
 
 /*
@@ -746,10 +768,10 @@ static int ktest_post_send(struct ktest_conn *c, const struct ib_send_wr *wr)
 	return err;
 }
 
-/* Post the burst message c->burst_next from op[0]. */
-static int ktest_post_burst(struct ktest_conn *c)
+/* Post message @seq of burst stream @st from @op. */
+static int ktest_post_burst(struct ktest_conn *c, struct ktest_op *op, u32 st,
+			    u32 seq)
 {
-	struct ktest_op *op = &c->op[0];
 	struct ktest_msg *m = ktest_op_msg(c, op);
 	struct ib_sge sge;
 	struct ib_send_wr wr = {
@@ -760,13 +782,14 @@ static int ktest_post_burst(struct ktest_conn *c)
 		.num_sge = 1,
 	};
 
-	ktest_msg_init(m, KTEST_BURST, c->burst_next, c->burst_len);
-	ktest_fill(m->fill, sizeof(m->fill), KTEST_SEED_BURST, c->burst_next);
+	ktest_msg_init(m, KTEST_BURST, seq, c->burst_len);
+	m->arg = cpu_to_le32(st);
+	ktest_fill(m->fill, sizeof(m->fill), KTEST_SEED_BURST + st, seq);
 	ktest_op_msg_sge(c, op, &sge);
 	return ktest_post_send(c, &wr);
 }
 
-/* The burst's send handler posts the next message itself. */
+/* Stream 0 of the burst: its send handler posts the next message itself. */
 static void ktest_burst_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ktest_op *op = container_of(wc->wr_cqe, struct ktest_op, cqe);
@@ -776,7 +799,7 @@ static void ktest_burst_done(struct ib_cq *cq, struct ib_wc *wc)
 	op->status = wc->status;
 	op->opcode = wc->opcode;
 	if (wc->status == IB_WC_SUCCESS && ++c->burst_next < c->burst_len) {
-		if (!ktest_post_burst(c))
+		if (!ktest_post_burst(c, op, 0, c->burst_next))
 			return;
 		ktest_cb_error(c, "ib_post_send from the send completion handler failed");
 	}
@@ -1668,18 +1691,17 @@ static int ktest_serve_one(struct ktest_conn *c, const struct ktest_rx *rx)
 
 	case KTEST_BURST_END:
 		if (c->burst_bad) {
-			ktest_cfail(c, "send burst: message %u: sequence %u or bad data",
-				    c->burst_bad_seq, c->burst_bad_got);
-			ok = false;
-		} else if (c->burst_rcvd != len) {
-			ktest_cfail(c, "send burst: %u messages arrived, want %u",
-				    c->burst_rcvd, len);
+			ktest_cfail(c, "send burst stream %u: message %u: sequence %u or bad data",
+				    c->burst_bad_stream, c->burst_bad_seq,
+				    c->burst_bad_got);
 			ok = false;
 		}
-		ktest_msg_init(&m, KTEST_BURST_RESULT, 0, c->burst_rcvd);
+		len = c->burst_rcvd[0] + c->burst_rcvd[1];
+		ktest_msg_init(&m, KTEST_BURST_RESULT, 0, len);
 		m.status = cpu_to_le16(!ok);
-		c->nmsgs += c->burst_rcvd;
-		c->burst_rcvd = 0;
+		c->nmsgs += len;
+		memset(c->burst_rcvd, 0, sizeof(c->burst_rcvd));
+		memset(c->burst_total, 0, sizeof(c->burst_total));
 		c->burst_bad = false;
 		return ktest_send_msg(c, &m, 0, "send burst result");
 
@@ -1980,23 +2002,79 @@ static const char *ktest_poll_name(struct ktest_conn *c)
 	return ktest_poll_ctx == IB_POLL_SOFTIRQ ? "softirq" : "workqueue";
 }
 
-/* A burst of SENDs, each posted from the previous one's completion. */
+/*
+ * The thread's stream of the burst, posted while the handler chain of
+ * stream 0 posts its own on the same QP: KTEST_BURST_WINDOW SENDs in
+ * flight from op[1..KTEST_BURST_WINDOW].
+ */
+static int ktest_burst_thread(struct ktest_conn *c)
+{
+	struct ktest_op *op;
+	u32 seq;
+	int err;
+
+	for (seq = 0; seq < c->burst_len; seq++) {
+		op = &c->op[1 + seq % KTEST_BURST_WINDOW];
+		if (op->busy) {
+			err = ktest_op_wait(c, op, IB_WC_SEND, "send burst stream 1",
+					    seq - KTEST_BURST_WINDOW);
+			if (err)
+				return err;
+		}
+		op->busy = true;
+		op->done = false;
+		op->cqe.done = ktest_send_done;
+		err = ktest_post_burst(c, op, 1, seq);
+		if (err) {
+			op->busy = false;
+			ktest_cfail(c, "send burst stream 1 message %u: ib_post_send: %d",
+				    seq, err);
+			return err;
+		}
+	}
+	for (seq = 1; seq <= KTEST_BURST_WINDOW; seq++) {
+		op = &c->op[seq];
+		if (!op->busy)
+			continue;
+		err = ktest_op_wait(c, op, IB_WC_SEND, "send burst stream 1",
+				    c->burst_len);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Two bursts of SENDs on one QP at the same time: stream 0 posted one by
+ * one from the completion handler of the one before, stream 1 from the
+ * thread. The server checks each stream's order and content.
+ */
 static int ktest_client_burst(struct ktest_conn *c)
 {
 	struct ktest_op *op = &c->op[0];
 	struct ktest_rx rx;
-	int err;
+	int err, i;
 
+	for (i = 0; i <= KTEST_BURST_WINDOW; i++) {
+		if (c->op[i].busy) {
+			ktest_cfail(c, "send burst: send slot %d still in use", i);
+			return -EBUSY;
+		}
+	}
 	c->burst_len = clamp_t(u32, ktest_count * 8, 16, KTEST_BURST_MAX);
 	c->burst_next = 0;
 	op->busy = true;
 	op->done = false;
 	op->cqe.done = ktest_burst_done;
-	err = ktest_post_burst(c);
+	err = ktest_post_burst(c, op, 0, 0);
 	if (err) {
+		op->busy = false;
 		ktest_cfail(c, "send burst: ib_post_send: %d", err);
 		return err;
 	}
+	err = ktest_burst_thread(c);
+	if (err)
+		return err;
 	err = ktest_wait(c, ktest_pred_op_or_gone, op, ktest_tmo(), true);
 	if (!err && !ktest_pred_op(c, op))
 		err = -ENOTCONN;
@@ -2022,7 +2100,12 @@ static int ktest_client_burst(struct ktest_conn *c)
 	err = ktest_expect(c, &rx, KTEST_BURST_RESULT, "send burst", 0);
 	if (err)
 		return err;
-	ktest_info(c->t, "send burst: %u messages, each posted from the previous one's completion handler (%s): ok",
+	if (le32_to_cpu(rx.msg.len) != KTEST_STREAMS * c->burst_len) {
+		ktest_cfail(c, "send burst: the server counted %u messages, want %u",
+			    le32_to_cpu(rx.msg.len), KTEST_STREAMS * c->burst_len);
+		return -EPROTO;
+	}
+	ktest_info(c->t, "send burst: 2 x %u messages on one QP at once, posted from the completion handler (%s) and from the thread: ok",
 		   c->burst_len, ktest_poll_name(c));
 	return 0;
 }

@@ -179,6 +179,14 @@ enum ktest_type {
 /* Access a KTEST_FR_REG asks for (arg). */
 #define KTEST_ACC_READ		BIT(0)
 #define KTEST_ACC_WRITE		BIT(1)
+#define KTEST_ACC_BIG		BIT(2)	/* in pages of KTEST_BIG_PAGE */
+
+/*
+ * A page size above PAGE_SIZE for ib_map_mr_sg(), with an MR allocated
+ * for just as many pages of it: max_num_sg counts pages of the size the
+ * registration uses.
+ */
+#define KTEST_BIG_PAGE		SZ_64K
 
 struct ktest_msg {
 	__le32 magic;
@@ -429,6 +437,9 @@ struct ktest_conn {
 	int nrsge;
 	struct ib_mr *base_mr;		/* server: rbuf, for write and read */
 	struct ib_mr *fr_mr;		/* rbuf, registered per iteration */
+	struct ib_mr *big_mr;		/* server: the same in KTEST_BIG_PAGE pages */
+	struct ib_mr *fr_cur;		/* server: fr_mr or big_mr, the last used */
+	bool big_seen;			/* client: the server used big_mr */
 	struct ktest_rslot rslot[KTEST_NRECV];
 	struct ktest_op op[KTEST_NOPS];	/* op[0]: the burst */
 	atomic_t sq_out;		/* send WRs posted, not completed */
@@ -1365,6 +1376,19 @@ static int ktest_conn_setup(struct ktest_conn *c)
 			    c->rbuf.npages, err);
 		return err;
 	}
+	if (c->t->server && (dev->attrs.page_size_cap & KTEST_BIG_PAGE)) {
+		/* Room for the pages of a buffer not aligned to them. */
+		c->big_mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG,
+					DIV_ROUND_UP(c->rbuf.len, KTEST_BIG_PAGE) + 1);
+		if (IS_ERR(c->big_mr)) {
+			err = PTR_ERR(c->big_mr);
+			c->big_mr = NULL;
+			ktest_cfail(c, "ib_alloc_mr(IB_MR_TYPE_MEM_REG) for %u KiB pages: %d",
+				    KTEST_BIG_PAGE / SZ_1K, err);
+			return err;
+		}
+	}
+	c->fr_cur = c->fr_mr;
 	if (c->t->server) {
 		c->base_mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG,
 					 c->rbuf.npages);
@@ -1420,6 +1444,8 @@ static void ktest_conn_destroy(struct ktest_conn *c)
 		ib_dereg_mr(c->base_mr);
 	if (c->fr_mr)
 		ib_dereg_mr(c->fr_mr);
+	if (c->big_mr)
+		ib_dereg_mr(c->big_mr);
 	if (c->dev) {
 		ktest_buf_free(c->dev, &c->sbuf);
 		ktest_buf_free(c->dev, &c->rbuf);
@@ -1570,11 +1596,13 @@ static int ktest_access(u32 arg)
 
 /*
  * Fast-register the first @len bytes of rbuf with @mr: a new key (the
- * key byte goes up by one), ib_map_mr_sg() over the page list, and a
- * REG_MR work request with @access.
+ * key byte goes up by one), ib_map_mr_sg() of its page-sized scatterlist
+ * entries into pages of @page_size, and a REG_MR work request with
+ * @access.
  */
 static int ktest_fast_reg(struct ktest_conn *c, struct ib_mr *mr, u32 len,
-			  int access, const char *what, u32 iter)
+			  unsigned int page_size, int access, const char *what,
+			  u32 iter)
 {
 	int nents = DIV_ROUND_UP(len, PAGE_SIZE), n;
 	enum ib_wc_opcode want = IB_WC_REG_MR;
@@ -1586,10 +1614,10 @@ static int ktest_fast_reg(struct ktest_conn *c, struct ib_mr *mr, u32 len,
 	struct ktest_op *op;
 
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	n = ib_map_mr_sg(mr, c->rbuf.sgt.sgl, nents, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, c->rbuf.sgt.sgl, nents, NULL, page_size);
 	if (n != nents) {
-		ktest_cfail(c, "%s iteration %u: ib_map_mr_sg mapped %d of %d pages",
-			    what, iter, n, nents);
+		ktest_cfail(c, "%s iteration %u: ib_map_mr_sg (%u-byte pages) mapped %d of %d",
+			    what, iter, page_size, n, nents);
 		return n < 0 ? n : -EINVAL;
 	}
 	if (mr->length < len) {
@@ -1642,7 +1670,7 @@ static int ktest_serve_one(struct ktest_conn *c, const struct ktest_rx *rx)
 	u16 type = le16_to_cpu(rx->msg.type);
 	u32 iter = le32_to_cpu(rx->msg.iter), len = le32_to_cpu(rx->msg.len);
 	struct ktest_msg m;
-	bool ok = true;
+	bool ok = true, big;
 	int err;
 
 	if (type != KTEST_FR_INV_REMOTE &&
@@ -1660,7 +1688,7 @@ static int ktest_serve_one(struct ktest_conn *c, const struct ktest_rx *rx)
 
 	switch (type) {
 	case KTEST_HELLO:
-		err = ktest_fast_reg(c, c->base_mr, c->rbuf.len,
+		err = ktest_fast_reg(c, c->base_mr, c->rbuf.len, PAGE_SIZE,
 				     IB_ACCESS_LOCAL_WRITE |
 				     IB_ACCESS_REMOTE_READ |
 				     IB_ACCESS_REMOTE_WRITE,
@@ -1727,16 +1755,20 @@ static int ktest_serve_one(struct ktest_conn *c, const struct ktest_rx *rx)
 		if (err)
 			return err;
 		ktest_fill(c->rbuf.va, len, KTEST_SEED_FRR, iter);
-		err = ktest_fast_reg(c, c->fr_mr, len,
+		big = c->big_mr && (le32_to_cpu(rx->msg.arg) & KTEST_ACC_BIG);
+		c->fr_cur = big ? c->big_mr : c->fr_mr;
+		err = ktest_fast_reg(c, c->fr_cur, len,
+				     big ? KTEST_BIG_PAGE : PAGE_SIZE,
 				     ktest_access(le32_to_cpu(rx->msg.arg)),
 				     "fast registration", iter);
 		if (err)
 			return err;
 		c->fr_iter = iter;
 		c->fr_len = len;
-		ktest_msg_init(&m, KTEST_FR_KEY, iter, c->fr_mr->length);
-		m.rkey = cpu_to_le32(c->fr_mr->rkey);
-		m.addr = cpu_to_le64(c->fr_mr->iova);
+		ktest_msg_init(&m, KTEST_FR_KEY, iter, c->fr_cur->length);
+		m.rkey = cpu_to_le32(c->fr_cur->rkey);
+		m.addr = cpu_to_le64(c->fr_cur->iova);
+		m.arg = cpu_to_le32(c->fr_cur->page_size);
 		m.status = cpu_to_le16(!ok);
 		return ktest_send_msg(c, &m, 0, "fast registration");
 
@@ -1752,13 +1784,13 @@ static int ktest_serve_one(struct ktest_conn *c, const struct ktest_rx *rx)
 		return ktest_reply(c, KTEST_FR_READY, iter, ok, "fast registration");
 
 	case KTEST_FR_INV_LOCAL:
-		if (le32_to_cpu(rx->msg.rkey) != c->fr_mr->rkey) {
+		if (le32_to_cpu(rx->msg.rkey) != c->fr_cur->rkey) {
 			ktest_cfail(c, "local_inv iteration %u: asked for %#x, key is %#x",
 				    iter, le32_to_cpu(rx->msg.rkey),
-				    c->fr_mr->rkey);
+				    c->fr_cur->rkey);
 			ok = false;
 		}
-		err = ktest_local_inv(c, c->fr_mr->rkey, "local_inv", iter);
+		err = ktest_local_inv(c, c->fr_cur->rkey, "local_inv", iter);
 		if (err)
 			return err;
 		return ktest_reply(c, KTEST_ACK, iter, ok, "local_inv");
@@ -1768,9 +1800,9 @@ static int ktest_serve_one(struct ktest_conn *c, const struct ktest_rx *rx)
 			ktest_cfail(c, "send_with_inv iteration %u: no IB_WC_WITH_INVALIDATE",
 				    iter);
 			ok = false;
-		} else if (rx->inv_rkey != c->fr_mr->rkey) {
+		} else if (rx->inv_rkey != c->fr_cur->rkey) {
 			ktest_cfail(c, "send_with_inv iteration %u: invalidate_rkey %#x, want %#x",
-				    iter, rx->inv_rkey, c->fr_mr->rkey);
+				    iter, rx->inv_rkey, c->fr_cur->rkey);
 			ok = false;
 		}
 		if (len) {
@@ -2266,6 +2298,8 @@ static int ktest_fr_request(struct ktest_conn *c, u32 len, u32 acc,
 	c->peer_rkey = le32_to_cpu(rx.msg.rkey);
 	c->peer_addr = le64_to_cpu(rx.msg.addr);
 	c->peer_len = le32_to_cpu(rx.msg.len);
+	if (le32_to_cpu(rx.msg.arg) == KTEST_BIG_PAGE)
+		c->big_seen = true;
 	if (c->peer_len < len) {
 		ktest_cfail(c, "%s iteration %u: the server registered %u bytes, want %u",
 			    what, iter, c->peer_len, len);
@@ -2356,8 +2390,10 @@ static int ktest_client_frmr(struct ktest_conn *c, bool remote_inv)
 		len = ktest_sizes[s];
 		for (i = 0; i < ktest_count; i++) {
 			iter = ktest_iter(s, i);
+			/* Odd iterations in pages of KTEST_BIG_PAGE. */
 			err = ktest_fr_request(c, len,
-					       KTEST_ACC_READ | KTEST_ACC_WRITE,
+					       KTEST_ACC_READ | KTEST_ACC_WRITE |
+					       (i & 1 ? KTEST_ACC_BIG : 0),
 					       what, iter);
 			if (err)
 				return err;
@@ -2402,7 +2438,8 @@ static int ktest_client_frmr(struct ktest_conn *c, bool remote_inv)
 			if (err)
 				return err;
 		}
-		ktest_info(c->t, "%s: %u x %u ok", what, ktest_count, len);
+		ktest_info(c->t, "%s: %u x %u ok%s", what, ktest_count, len,
+			   c->big_seen ? " (pages of 4 and 64 KiB)" : "");
 	}
 	return 0;
 }

@@ -9,7 +9,8 @@
 # an invalidated, replaced or read-only rkey fails with
 # IB_WC_REM_ACCESS_ERR), checking every byte. Then the same over IPv6
 # with CQs polled from a workqueue, with CQs polled by the thread itself,
-# and once with a damaged payload, which must fail.
+# once with a damaged payload, which must fail, and once with rxe0
+# deleted in the middle of the run, which must fail but not hang.
 #
 # guests: 1
 # timeout: 300
@@ -34,7 +35,16 @@ check_match "ktest loopback with CQs polled by the thread (ib_poll_cq): every op
 check "ktest fails, naming the byte, when a payload is damaged (iteration 3), and unloads after" \
 	ktest_detects role=loop addr="$MY_IP" count=5 size=65536 corrupt=3
 
-check "rdma link delete rxe0" rxe_del rxe0
+
+# The device goes away under a running consumer: the delete must return,
+# and ktest must fail loudly and unload.
+check "ktest starts a long loopback run" \
+	ktest_start role=loop addr="$MY_IP" count=100000 size=65536 ops=send timeout_ms=8000
+check "the run has started" ktest_wait_report "session main: connection from"
+check "rdma link delete rxe0 in the middle of the run returns" \
+	timeout 60 rdma link delete rxe0
+check "ktest fails loudly when its device goes away, and unloads" \
+	ktest_finish_fails "^ktest: FAIL .*(disconnected|device went away)"
 check "rmmod rdma_rxe" rmmod rdma_rxe
 dmesg_clean
 

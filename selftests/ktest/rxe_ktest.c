@@ -427,6 +427,8 @@ struct ktest_conn {
 	struct ib_cq *rcq;
 	struct ib_qp *qp;
 	bool direct;			/* CQs polled by the thread */
+	u32 max_inline;			/* inline bytes the QP took */
+	u32 nsent;			/* control messages sent */
 	struct ktest_msg *rmsg;		/* receive slots */
 	u64 rmsg_dma;
 	struct ktest_msg *smsg;		/* send slots, one per op */
@@ -1000,6 +1002,14 @@ static int ktest_send_msg(struct ktest_conn *c, const struct ktest_msg *m,
 	wr.wr_cqe = &op->cqe;
 	*ktest_op_msg(c, op) = *m;
 	ktest_op_msg_sge(c, op, &sge);
+	/*
+	 * Every other control message goes inline: the device copies it at
+	 * post time, from its CPU address.
+	 */
+	if (c->max_inline >= KTEST_MSG_SIZE && (c->nsent++ & 1)) {
+		wr.send_flags |= IB_SEND_INLINE;
+		sge.addr = (uintptr_t)ktest_op_msg(c, op);
+	}
 	return ktest_run_chain(c, &wr, &op, &want, 1, what,
 			       le32_to_cpu(m->iter));
 }
@@ -1322,6 +1332,7 @@ static int ktest_conn_setup(struct ktest_conn *c)
 	qa.cap.max_recv_wr = KTEST_NRECV + 1;	/* + ib_drain_rq() */
 	qa.cap.max_send_sge = 1 + KTEST_DATA_SGES;
 	qa.cap.max_recv_sge = 1 + KTEST_DATA_SGES;
+	qa.cap.max_inline_data = KTEST_MSG_SIZE;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qa.qp_type = IB_QPT_RC;
 	err = rdma_create_qp(c->cm_id, c->pd, &qa);
@@ -1330,6 +1341,7 @@ static int ktest_conn_setup(struct ktest_conn *c)
 		return err;
 	}
 	c->qp = c->cm_id->qp;
+	c->max_inline = qa.cap.max_inline_data;
 
 	c->rmsg = kcalloc(KTEST_NRECV, KTEST_MSG_SIZE, GFP_KERNEL);
 	c->smsg = kcalloc(KTEST_NOPS, KTEST_MSG_SIZE, GFP_KERNEL);
@@ -2465,9 +2477,9 @@ static void ktest_client_main(struct ktest_conn *c)
 	};
 	int err, i;
 
-	ktest_info(c->t, "device %s: IB_DEVICE_MEM_MGT_EXTENSIONS, max_fast_reg_page_list_len %u, CQs polled in %s",
+	ktest_info(c->t, "device %s: IB_DEVICE_MEM_MGT_EXTENSIONS, max_fast_reg_page_list_len %u, inline %u, CQs in %s",
 		   dev_name(&c->dev->dev),
-		   c->dev->attrs.max_fast_reg_page_list_len,
+		   c->dev->attrs.max_fast_reg_page_list_len, c->max_inline,
 		   ktest_poll_name(c));
 	err = ktest_client_hello(c);
 	for (i = 0; i < ARRAY_SIZE(order); i++) {

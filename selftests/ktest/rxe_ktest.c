@@ -882,6 +882,11 @@ static bool ktest_pred_op_or_gone(struct ktest_conn *c, void *arg)
 	       READ_ONCE(c->removed);
 }
 
+static bool ktest_pred_rx_pending(struct ktest_conn *c, void *arg)
+{
+	return READ_ONCE(c->rx_head) != READ_ONCE(c->rx_tail);
+}
+
 static bool ktest_pred_rx(struct ktest_conn *c, void *arg)
 {
 	return READ_ONCE(c->rx_head) != READ_ONCE(c->rx_tail) ||
@@ -910,6 +915,22 @@ static const char *ktest_why(int err)
 	return err == -EINTR ? "interrupted by module removal" : "timed out";
 }
 
+/*
+ * Wait for an op's completion: 0 when it came, -ENOTCONN when the peer
+ * disconnected and it did not come within a grace period (an ACK may
+ * still be on its way when the disconnect overtakes it), -ETIMEDOUT or
+ * -EINTR.
+ */
+static int ktest_wait_op(struct ktest_conn *c, struct ktest_op *op)
+{
+	int err = ktest_wait(c, ktest_pred_op_or_gone, op, ktest_tmo(), true);
+
+	if (err || ktest_pred_op(c, op))
+		return err;
+	err = ktest_wait(c, ktest_pred_op, op, msecs_to_jiffies(1000), true);
+	return err == -ETIMEDOUT ? -ENOTCONN : err;
+}
+
 /* A free op, armed for a send WR. op[0] belongs to the burst. */
 static struct ktest_op *ktest_op_get(struct ktest_conn *c, const char *what)
 {
@@ -934,12 +955,12 @@ static struct ktest_op *ktest_op_get(struct ktest_conn *c, const char *what)
 static int ktest_op_wait(struct ktest_conn *c, struct ktest_op *op,
 			 enum ib_wc_opcode want, const char *what, u32 iter)
 {
-	int err = ktest_wait(c, ktest_pred_op_or_gone, op, ktest_tmo(), true);
+	int err = ktest_wait_op(c, op);
 
-	if (!err && !ktest_pred_op(c, op)) {
+	if (err == -ENOTCONN) {
 		ktest_cfail(c, "%s iteration %u: the peer disconnected before the completion",
 			    what, iter);
-		return -ENOTCONN;	/* the teardown flushes it */
+		return err;	/* the teardown flushes it */
 	}
 	if (err) {
 		ktest_cfail(c, "%s iteration %u: no completion: %s after %u ms",
@@ -1065,6 +1086,12 @@ static int ktest_recv(struct ktest_conn *c, struct ktest_rx *rx,
 {
 	int err = ktest_wait(c, ktest_pred_rx, NULL, ktest_tmo(), true);
 	bool got = ktest_rx_pop(c, rx);
+
+	/* The disconnect may overtake a completion still in the CQ. */
+	if (!got && !err && (READ_ONCE(c->disconnected) || READ_ONCE(c->removed)) &&
+	    !ktest_wait(c, ktest_pred_rx_pending, NULL, msecs_to_jiffies(1000),
+			true))
+		got = ktest_rx_pop(c, rx);
 
 	if (c->cb_err[0] && !c->cb_err_told) {
 		c->cb_err_told = true;
@@ -2119,9 +2146,7 @@ static int ktest_client_burst(struct ktest_conn *c)
 	err = ktest_burst_thread(c);
 	if (err)
 		return err;
-	err = ktest_wait(c, ktest_pred_op_or_gone, op, ktest_tmo(), true);
-	if (!err && !ktest_pred_op(c, op))
-		err = -ENOTCONN;
+	err = ktest_wait_op(c, op);
 	if (err) {
 		ktest_cfail(c, "send burst: %u of %u messages completed: %s",
 			    c->burst_next, c->burst_len,

@@ -14,9 +14,10 @@
  *   write    RDMA WRITE into the server's buffer, then a SEND behind it
  *   read     RDMA READ of the server's buffer
  *   frmr     the server fast-registers its buffer with a new key each
- *            time; the client WRITEs and READs through the rkey, READing
- *            into a buffer it fast-registered itself; both invalidate
- *            their keys with LOCAL_INV
+ *            time (odd iterations in 64 KiB pages); the client WRITEs and
+ *            READs through the rkey, READing into a buffer it
+ *            fast-registered itself; both invalidate their keys with
+ *            LOCAL_INV
  *   sendinv  fast registration, WRITE, then SEND with invalidate; the
  *            server checks IB_WC_WITH_INVALIDATE and the rkey it carries
  *   neg      one connection per check: a READ or WRITE through a key
@@ -27,7 +28,8 @@
  * Every byte is checked where it lands. The client drives; the server
  * answers its control messages (struct ktest_msg). Buffers are physically
  * contiguous, described page by page in a scatterlist and mapped with
- * ib_dma_map_sg(); control messages are mapped with ib_dma_map_single().
+ * ib_dma_map_sg(); control messages are mapped with ib_dma_map_single(),
+ * and every other one is sent inline.
  *
  * Results go to the kernel log and to debugfs: rxe_ktest/result holds the
  * report, rxe_ktest/state says running, pass or fail. Every wait is
@@ -405,6 +407,13 @@ enum ktest_cm_state {
 	KTEST_CM_CONNECTED,
 };
 
+/*
+ * One connection. Its thread owns it; the rdma_cm handler writes only
+ * the cm_* fields and the two flags below them, the completion handlers
+ * only their op or slot, the counters, the rx queue (under rx_lock) and
+ * the burst state. It is freed after its QP is drained and destroyed and
+ * its CQs freed, so no handler can run for it any more.
+ */
 struct ktest_conn {
 	struct ktest_cmctx cmx;
 	struct ktest_thread *t;

@@ -991,6 +991,27 @@ static int ktest_op_wait(struct ktest_conn *c, struct ktest_op *op,
 	return 0;
 }
 
+/*
+ * May the connection go on? Not once rdma_cm has said its device is
+ * going away: the device keeps working until we let go of it, so the
+ * data path alone would never stop us, and the removal waits for us.
+ * Nor once the module is being removed.
+ */
+static int ktest_alive(struct ktest_conn *c, const char *what, u32 iter)
+{
+	if (READ_ONCE(c->removed)) {
+		ktest_cfail(c, "%s iteration %u: the device is going away",
+			    what, iter);
+		return -ENODEV;
+	}
+	if (kthread_should_stop()) {
+		ktest_cfail(c, "%s iteration %u: interrupted by module removal",
+			    what, iter);
+		return -EINTR;
+	}
+	return 0;
+}
+
 /* Post a chain whose WRs each carry the cqe of ops[i]; wait for them all. */
 static int ktest_run_chain(struct ktest_conn *c, struct ib_send_wr *wr,
 			   struct ktest_op **ops, const enum ib_wc_opcode *want,
@@ -998,6 +1019,12 @@ static int ktest_run_chain(struct ktest_conn *c, struct ib_send_wr *wr,
 {
 	int err, i;
 
+	err = ktest_alive(c, what, iter);
+	if (err) {
+		for (i = 0; i < n; i++)
+			ops[i]->busy = false;
+		return err;
+	}
 	err = ktest_post_send(c, wr);
 	if (err) {
 		ktest_cfail(c, "%s iteration %u: ib_post_send: %d", what, iter,
@@ -1093,8 +1120,13 @@ static int ktest_send_data(struct ktest_conn *c, u32 iter, u32 len, bool ok,
 static int ktest_recv(struct ktest_conn *c, struct ktest_rx *rx,
 		      const char *what, u32 iter, bool quiet)
 {
-	int err = ktest_wait(c, ktest_pred_rx, NULL, ktest_tmo(), true);
-	bool got = ktest_rx_pop(c, rx);
+	int err = ktest_alive(c, what, iter);
+	bool got;
+
+	if (err)
+		return err;
+	err = ktest_wait(c, ktest_pred_rx, NULL, ktest_tmo(), true);
+	got = ktest_rx_pop(c, rx);
 
 	/* The disconnect may overtake a completion still in the CQ. */
 	if (!got && !err && (READ_ONCE(c->disconnected) || READ_ONCE(c->removed)) &&
@@ -2094,6 +2126,9 @@ static int ktest_burst_thread(struct ktest_conn *c)
 	int err;
 
 	for (seq = 0; seq < c->burst_len; seq++) {
+		err = ktest_alive(c, "send burst stream 1", seq);
+		if (err)
+			return err;
 		op = &c->op[1 + seq % KTEST_BURST_WINDOW];
 		if (op->busy) {
 			err = ktest_op_wait(c, op, IB_WC_SEND, "send burst stream 1",

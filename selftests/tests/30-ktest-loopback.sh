@@ -44,7 +44,7 @@ check "the run has started" ktest_wait_report "session main: connection from"
 check "rdma link delete rxe0 in the middle of the run returns" \
 	timeout 60 rdma link delete rxe0
 check "ktest fails loudly when its device goes away, and unloads" \
-	ktest_finish_fails "^ktest: FAIL .*(disconnected|device went away)"
+	ktest_finish_fails "^ktest: FAIL .*(disconnected|device went away|device is going away)"
 check "rmmod rdma_rxe" rmmod rdma_rxe
 dmesg_clean
 

@@ -5,6 +5,7 @@
 #   make                 build rdma_rxe.ko here
 #   make KDIR=<tree>     build against another kernel tree
 #   make debug           build with -DDEBUG: in-module self-tests run at load
+#   make ktest           build selftests/ktest/rxe_ktest.ko, the kernel-verbs test
 #   make check           W=1, sparse, checkpatch --strict, kernel-doc, symbol prefix
 #   make setup           install everything the build and the tests need (apt)
 #   make test            run the guest test suite (selftests/run.sh)
@@ -20,16 +21,31 @@ RXE_VERSION ?= $(shell git -C $(CURDIR) describe --always --dirty 2>/dev/null ||
 LINUX_SRC ?= $(firstword $(wildcard /work/ref/linux-source-6.1) $(wildcard /usr/src/linux-source-6.1))
 
 KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) RXE_VERSION=$(RXE_VERSION)
+KTEST_DIR = $(CURDIR)/selftests/ktest
+KTEST_KBUILD = $(MAKE) -C $(KDIR) M=$(KTEST_DIR)
+KTEST_SRCS = selftests/ktest/rxe_ktest.c
 
 SRCS = $(filter-out %.mod.c,$(wildcard *.c)) $(wildcard include/*.h)
 
-.PHONY: all debug check sparse w1 style kdoc symbols setup test demo bench install clean
+.PHONY: all debug ktest ktest-check check sparse w1 style kdoc symbols setup test demo bench install clean
 
 all:
 	$(KBUILD) modules
 
 debug:
 	$(KBUILD) RXE_DEBUG=y modules
+
+ktest:
+	$(KTEST_KBUILD) modules
+
+# The test module meets the driver's gates too: W=1 -Werror, sparse, checkpatch.
+ktest-check:
+	$(KTEST_KBUILD) clean >/dev/null
+	$(KTEST_KBUILD) W=1 KCFLAGS=-Werror modules
+	$(KTEST_KBUILD) clean >/dev/null
+	$(KTEST_KBUILD) C=2 CHECKFLAGS="-Wno-decl" modules 2>&1 | tee .sparse-ktest.log
+	@! grep -E "warning|error" .sparse-ktest.log
+	@scripts/checkpatch.sh $(LINUX_SRC) $(KTEST_SRCS)
 
 w1:
 	$(KBUILD) clean >/dev/null
@@ -51,7 +67,7 @@ symbols: all
 	@bad=$$(nm rdma_rxe.ko | awk '$$2 == "T" && $$3 !~ /^(__SCT__tp_func_|__traceiter_)?rxe_/ && $$3 !~ /^(init|cleanup)_module$$/'); \
 	if [ -n "$$bad" ]; then echo "global symbols without the rxe_ prefix:"; echo "$$bad"; exit 1; fi
 
-check: w1 sparse style kdoc symbols
+check: w1 sparse style kdoc symbols ktest-check
 	@echo "check: all gates passed"
 
 setup:
@@ -73,4 +89,5 @@ install: all
 
 clean:
 	$(KBUILD) clean
-	rm -f .sparse.log .kdoc.log
+	$(KTEST_KBUILD) clean
+	rm -f .sparse.log .kdoc.log .sparse-ktest.log

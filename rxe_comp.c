@@ -541,17 +541,20 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * Check that a response PSN is the one expected for @wqe. One ahead of it
- * means responses were lost: ask again from the first missing.
+ * Check that a response PSN is the one expected for @wqe, the oldest
+ * unfinished READ or atomic. Responses come back in PSN order, so one
+ * ahead of comp.psn means responses were lost: ask again from the first
+ * missing. That holds as well for a response of a later READ or atomic
+ * (past @wqe's last PSN): the tail of @wqe was lost, and nothing but the
+ * ACK timer would notice otherwise.
  */
 static bool rxe_comp_rsp_in_order(struct rxe_qp *qp, struct rxe_swqe *wqe,
 				  u32 psn)
 {
-	if (!wqe || rxe_psn_diff(psn, wqe->first_psn) < 0 ||
-	    rxe_psn_diff(psn, wqe->last_psn) > 0)
+	if (!wqe || rxe_psn_diff(psn, wqe->first_psn) < 0)
 		return false;
 	if (psn == qp->comp.psn)
-		return true;
+		return rxe_psn_diff(psn, wqe->last_psn) <= 0;
 	if (rxe_psn_diff(psn, qp->comp.psn) > 0)
 		rxe_comp_gap(qp);
 	return false;
@@ -579,8 +582,8 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 	bool last;
 
 	wqe = rxe_comp_ack(qp, rxe_psn_add(pkt->psn, -1));
-	if (!wqe || !(wqe->mask & RXE_WR_READ) ||
-	    !rxe_comp_rsp_in_order(qp, wqe, pkt->psn))
+	if (!rxe_comp_rsp_in_order(qp, wqe, pkt->psn) ||
+	    !(wqe->mask & RXE_WR_READ))
 		return;
 
 	offset = rxe_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
@@ -615,8 +618,8 @@ static void rxe_comp_atomic_ack(struct rxe_qp *qp, struct sk_buff *skb)
 	struct rxe_swqe *wqe;
 
 	wqe = rxe_comp_ack(qp, rxe_psn_add(pkt->psn, -1));
-	if (!wqe || !(wqe->mask & RXE_WR_ATOMIC) ||
-	    !rxe_comp_rsp_in_order(qp, wqe, pkt->psn))
+	if (!rxe_comp_rsp_in_order(qp, wqe, pkt->psn) ||
+	    !(wqe->mask & RXE_WR_ATOMIC))
 		return;
 
 	if (rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, 0, &buf, sizeof(orig),

@@ -157,6 +157,7 @@ static int rxe_mr_fill_user_pages(struct rxe_mr *mr)
 		mr->pages[n++] = sg_page_iter_page(&iter);
 	}
 	mr->npages = n;
+	mr->page_shift = PAGE_SHIFT;
 	mr->page_offset = ib_umem_offset(umem);
 	return 0;
 }
@@ -239,6 +240,7 @@ struct ib_mr *rxe_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_CAST(mr);
 
 	mr->max_pages = max_num_sg;
+	mr->page_shift = PAGE_SHIFT;
 	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
 	if (!mr->pages) {
 		err = -ENOMEM;
@@ -256,20 +258,19 @@ err_free:
 }
 
 /*
- * ib_sg_to_pages() callback. With virtual DMA a DMA address is a kernel
- * virtual address in the direct map; a block larger than a page is split
- * into its pages.
+ * ib_sg_to_pages() callback, once per block of ibmr->page_size bytes:
+ * max_num_sg of ib_alloc_mr() counts these blocks, whatever their size.
+ * With virtual DMA a DMA address is a kernel virtual address in the
+ * direct map, so a block is physically contiguous and its first page
+ * stands for it.
  */
 static int rxe_mr_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct rxe_mr *mr = to_rxe_mr(ibmr);
-	u64 end = addr + ibmr->page_size;
 
-	for (; addr < end; addr += PAGE_SIZE) {
-		if (mr->npages == mr->max_pages)
-			return -ENOMEM;
-		mr->pages[mr->npages++] = virt_to_page((void *)(uintptr_t)addr);
-	}
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = virt_to_page((void *)(uintptr_t)addr);
 	return 0;
 }
 
@@ -285,13 +286,17 @@ static int rxe_mr_set_page(struct ib_mr *ibmr, u64 addr)
 int rxe_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset)
 {
+	struct rxe_dev *rxe = to_rxe_dev(ibmr->device);
 	struct rxe_mr *mr = to_rxe_mr(ibmr);
 	int n;
 
-	if (ibmr->page_size < PAGE_SIZE || !is_power_of_2(ibmr->page_size))
+	/* A power of two the device advertises, no smaller than a page. */
+	if (ibmr->page_size < PAGE_SIZE || !is_power_of_2(ibmr->page_size) ||
+	    !(ibmr->page_size & rxe->attr.page_size_cap))
 		return -EINVAL;
 
 	mr->npages = 0;
+	mr->page_shift = ilog2(ibmr->page_size);
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, rxe_mr_set_page);
 	mr->page_offset = ibmr->iova & (ibmr->page_size - 1);
 	return n;
@@ -482,6 +487,21 @@ static void rxe_buf_xfer(struct rxe_buf *buf, void *mem, u32 n,
 	buf->off += n;
 }
 
+/*
+ * The page holding byte @off of an MR's blocks, counted from the start of
+ * @pages[0], or NULL past the blocks mapped. A block is physically
+ * contiguous, so its pages follow its first.
+ */
+static struct page *rxe_mr_page(const struct rxe_mr *mr, u64 off)
+{
+	u64 idx = off >> mr->page_shift;
+	u64 in_blk = off & ((1ULL << mr->page_shift) - 1);
+
+	if (idx >= mr->npages)
+		return NULL;
+	return nth_page(mr->pages[idx], in_blk >> PAGE_SHIFT);
+}
+
 /**
  * rxe_mr_copy() - copy between a region and a packet or buffer
  * @mr: the MR, checked for the range
@@ -496,7 +516,8 @@ static void rxe_buf_xfer(struct rxe_buf *buf, void *mem, u32 n,
 int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
 		u32 length, enum rxe_copy_dir dir)
 {
-	size_t idx, pg_off, n;
+	struct page *page;
+	size_t pg_off, n;
 	void *va;
 	u64 off;
 
@@ -506,18 +527,17 @@ int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
 	}
 
 	off = iova - mr->ibmr.iova + mr->page_offset;
-	idx = off >> PAGE_SHIFT;
-	pg_off = off & ~PAGE_MASK;
 	while (length) {
-		if (idx >= mr->npages)
+		page = rxe_mr_page(mr, off);
+		if (!page)
 			return -EFAULT;
+		pg_off = off & ~PAGE_MASK;
 		n = min_t(size_t, length, PAGE_SIZE - pg_off);
-		va = kmap_local_page(mr->pages[idx]);
+		va = kmap_local_page(page);
 		rxe_buf_xfer(buf, va + pg_off, n, dir);
 		kunmap_local(va);
 		length -= n;
-		idx++;
-		pg_off = 0;
+		off += n;
 	}
 	return 0;
 }
@@ -858,17 +878,15 @@ void rxe_mr_local_op(struct rxe_qp *qp, struct rxe_swqe *wqe)
 void *rxe_mr_atomic_addr(struct rxe_mr *mr, u64 iova, struct page **page)
 {
 	u64 off;
-	size_t idx;
 
 	*page = NULL;
 	if (rxe_mr_is_dma(mr))
 		return (void *)(uintptr_t)iova;
 
 	off = iova - mr->ibmr.iova + mr->page_offset;
-	idx = off >> PAGE_SHIFT;
-	if (idx >= mr->npages)
+	*page = rxe_mr_page(mr, off);
+	if (!*page)
 		return NULL;
-	*page = mr->pages[idx];
 	return kmap_local_page(*page) + (off & ~PAGE_MASK);
 }
 

@@ -167,10 +167,14 @@ enum rxe_mr_state {
  *	registers or invalidates it
  * @access: IB_ACCESS_* flags
  * @umem: the pinned user memory of a user MR
- * @pages: the pages behind the MR, PAGE_SIZE each; NULL for a DMA MR,
- *	whose addresses are kernel virtual addresses
+ * @pages: the blocks behind the MR, 1 << @page_shift bytes each, by the
+ *	first page of each: PAGE_SIZE for a user MR, the page size of
+ *	ib_map_mr_sg() for a fast-registration MR, whose blocks are
+ *	physically contiguous. NULL for a DMA MR, whose addresses are kernel
+ *	virtual addresses
  * @max_pages: room in @pages
- * @npages: pages mapped
+ * @npages: blocks mapped
+ * @page_shift: log2 of the block size
  * @page_offset: offset of the first byte of the MR in @pages[0]
  * @num_mw: memory windows bound to it
  * @rcu: lookups run under RCU; the memory is freed after a grace period
@@ -184,6 +188,7 @@ struct rxe_mr {
 	struct page **pages;
 	unsigned int max_pages;
 	unsigned int npages;
+	unsigned int page_shift;
 	unsigned int page_offset;
 	atomic_t num_mw;
 	struct rcu_head rcu;

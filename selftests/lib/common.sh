@@ -18,7 +18,8 @@ tail_indented() {
 	tail -n "${2:-30}" "$1" | sed 's/^/    | /'
 }
 
-# Build the module against the headers of the guest kernel, into $1 (log).
+# Build the module, and the kernel-verbs test module (selftests/ktest),
+# against the headers of the guest kernel, into $1 (log).
 build_module() {
 	local log=$1 kdir=/usr/src/linux-headers-$KVER
 
@@ -26,7 +27,7 @@ build_module() {
 		echo "no headers for $KVER in $kdir: run selftests/setup.sh" >"$log"
 		return 1
 	}
-	make -C "$REPO" KDIR="$kdir" >"$log" 2>&1
+	make -C "$REPO" KDIR="$kdir" all ktest >"$log" 2>&1
 }
 
 # Install what the build and the guests need, unless RXE_NO_SETUP=1: on a

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel verbs across the wire: rxe_ktest (selftests/ktest) as a server on
+# guest b and a client on guest a, our rdma_rxe on both (RXE_IMPL_A/B pick
+# another), every operation with every byte checked: SEND/RECV, a SEND
+# burst posted from completion handlers, RDMA WRITE, RDMA READ, fast
+# registration with WRITE/READ through the new rkey and LOCAL_INV, SEND
+# with invalidate, and the negative checks (IB_WC_REM_ACCESS_ERR through
+# an invalidated, replaced or read-only rkey). Once over IPv4, once over
+# IPv6 the other way round. Then the server goes away in the middle of a
+# run: the client must fail, not hang, and both modules must unload.
+#
+# guests: 2
+# timeout: 360
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+# shellcheck source=selftests/lib/ktest.sh
+. "$REPO/selftests/lib/ktest.sh"
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "rdma link add rxe0 type rxe netdev eth0" rxe_add rxe0 eth0
+check "barrier: rxe0 is up on both" barrier rxe-up
+check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
+
+# IPv4: b serves, a connects.
+if [ "$GUEST" = b ]; then
+	check "ktest server listens on $MY_IP" ktest_start role=server addr="$MY_IP"
+	check "barrier: ktest server ready" barrier ktest4
+	check_match "ktest server on $MY_IP: every session verified and ended as expected" \
+		"^ktest: result: PASS" ktest_finish
+else
+	check "barrier: ktest server ready" barrier ktest4
+	check_match "ktest client to $PEER_IP: every operation passes for sizes 1 B to 1 MiB" \
+		"^ktest: result: PASS" \
+		ktest_run role=client addr="$PEER_IP" count=6 size=1,4096,65536,200003,1048576
+fi
+check "barrier: IPv4 run done" barrier ktest4-done
+
+# IPv6: a serves, b connects.
+if [ "$GUEST" = a ]; then
+	check "ktest server listens on $MY_IP6" ktest_start role=server addr="$MY_IP6"
+	check "barrier: ktest server ready" barrier ktest6
+	check_match "ktest server on $MY_IP6: every session verified and ended as expected" \
+		"^ktest: result: PASS" ktest_finish
+else
+	check "barrier: ktest server ready" barrier ktest6
+	check_match "ktest client to $PEER_IP6: every operation passes" \
+		"^ktest: result: PASS" \
+		ktest_run role=client addr="$PEER_IP6" count=4 size=8193,65536
+fi
+check "barrier: IPv6 run done" barrier ktest6-done
+
+# The server disappears in the middle of a run: its rmmod must work at
+# once, and the client must fail loudly within its step timeout, not
+# hang, and unload.
+if [ "$GUEST" = b ]; then
+	check "ktest server listens on $MY_IP for a run it will abandon" \
+		ktest_start role=server addr="$MY_IP"
+	check "barrier: ktest server ready" barrier abort
+	check "the client connects and starts its run" \
+		ktest_wait_report "session main: connection from"
+	sleep 1
+	check "rmmod rxe_ktest on the server in the middle of the run" \
+		rmmod rxe_ktest
+else
+	check "barrier: ktest server ready" barrier abort
+	check "ktest client starts a long run" \
+		ktest_start role=client addr="$PEER_IP" count=100000 size=65536 ops=send timeout_ms=8000
+	check "the client fails loudly when the server goes away mid-run, and unloads" \
+		ktest_finish_fails "^ktest: FAIL .*(disconnected|no completion|status|no message)"
+fi
+check "barrier: abandoned run done" barrier abort-done
+
+check "rdma link delete rxe0" rxe_del rxe0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+dmesg_clean
+
+finish

@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A real kernel consumer: NVMe over Fabrics on RDMA. Guest b exports a
+# memory-backed null_blk namespace through nvmet-rdma (configfs) on rxe0;
+# guest a connects with `nvme connect -t rdma`, writes 64 MiB of a known
+# pattern with O_DIRECT, reads it back with O_DIRECT and compares, and
+# disconnects. The target checks that its namespace holds the same bytes
+# and is torn down. Then once more, 8 MiB, with nvmet-rdma on shared
+# receive queues (use_srq=1). rdma_rxe is unloaded on both sides.
+#
+# nvme-rdma registers host memory with fast registration (REG_MR) and
+# takes remote invalidation (SEND with invalidate) from nvmet-rdma, which
+# moves the data with RDMA READ and WRITE.
+#
+# guests: 2
+# timeout: 600
+
+# Functions below run through check, which shellcheck cannot follow.
+# shellcheck disable=SC2317
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+
+# Writes are pulled by the target with RDMA READs; on the TCG bed a
+# 64 MiB write can take a minute.
+CHECK_TIMEOUT=300
+BARRIER_TIMEOUT=400
+
+NQN=nqn.2024-11.io.rxe-testbed:nvme-rdma
+SUBSYS=/sys/kernel/config/nvmet/subsystems/$NQN
+PORT=/sys/kernel/config/nvmet/ports/1
+
+# make_pattern FILE MIB KEY: AES-128-CTR of zeros under KEY, so both
+# guests can compute it and no two blocks are alike.
+make_pattern() {
+	head -c "${2}M" /dev/zero |
+		openssl enc -aes-128-ctr -K "$3" -iv 0 >"$1" &&
+		[ "$(stat -c %s "$1")" = $(($2 << 20)) ]
+}
+
+nvmet_setup() {
+	mkdir "$SUBSYS" &&
+		echo 1 >"$SUBSYS/attr_allow_any_host" &&
+		mkdir "$SUBSYS/namespaces/1" &&
+		echo -n /dev/nullb0 >"$SUBSYS/namespaces/1/device_path" &&
+		echo 1 >"$SUBSYS/namespaces/1/enable" &&
+		mkdir "$PORT" &&
+		echo rdma >"$PORT/addr_trtype" &&
+		echo ipv4 >"$PORT/addr_adrfam" &&
+		echo "$MY_IP" >"$PORT/addr_traddr" &&
+		echo 4420 >"$PORT/addr_trsvcid" &&
+		ln -s "$SUBSYS" "$PORT/subsystems/$NQN" || return 1
+	dmesg | grep "nvmet_rdma: enabling port" | tail -n 1
+}
+
+nvmet_teardown() {
+	local rc=0
+
+	rm -f "$PORT/subsystems/$NQN" || rc=1
+	rmdir "$PORT" || rc=1
+	echo 0 >"$SUBSYS/namespaces/1/enable" || rc=1
+	rmdir "$SUBSYS/namespaces/1" || rc=1
+	rmdir "$SUBSYS" || rc=1
+	return "$rc"
+}
+
+# The namespace block device of our subsystem, e.g. nvme0n1, once it
+# shows up. With native multipath the disk hangs off the subsystem
+# (nvme-subsys0/nvme0n1) and the controller only has a hidden path device
+# (nvme0c0n1); without it the disk is under the controller.
+nvme_dev() {
+	local d n t=100
+
+	while [ "$t" -gt 0 ]; do
+		for d in /sys/class/nvme-subsystem/nvme-subsys* /sys/class/nvme/nvme*; do
+			[ -e "$d/subsysnqn" ] || continue
+			[ "$(cat "$d/subsysnqn")" = "$NQN" ] || continue
+			for n in "$d"/nvme*n*; do
+				n=${n##*/}
+				[ -b "/dev/$n" ] && { echo "$n"; return 0; }
+			done
+		done
+		sleep 0.1
+		t=$((t - 1))
+	done
+	echo "no namespace of $NQN appeared in /dev" >&2
+	return 1
+}
+
+no_controller() {
+	local c
+
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] || continue
+		if [ "$(cat "$c/subsysnqn")" = "$NQN" ]; then
+			echo "${c##*/} still there"
+			return 1
+		fi
+	done
+}
+
+# target_holds PHASE MIB SEEK: the MIB MiB at SEEK MiB of nullb0 are what
+# the host says it wrote in PHASE.
+target_holds() {
+	local want got
+
+	read -r want _ <"$RESULTS/nvme-$1.sha256" || { echo "no checksum from the host"; return 1; }
+	got=$(dd if=/dev/nullb0 bs=1M skip="$3" count="$2" iflag=direct status=none | sha256sum)
+	got=${got%% *}
+	echo "host wrote $want, nullb0 holds $got"
+	[ "$want" = "$got" ]
+}
+
+# write_at FILE MIB SEEK / read_back FILE MIB SEEK, on /dev/$DEV, O_DIRECT.
+write_at() {
+	dd if="$1" of="/dev/$DEV" bs=1M count="$2" seek="$3" oflag=direct conv=fsync 2>&1
+}
+
+read_back() {
+	echo 3 >/proc/sys/vm/drop_caches
+	dd if="/dev/$DEV" of=/tmp/nvme-readback bs=1M count="$2" skip="$3" iflag=direct 2>&1 &&
+		cmp "$1" /tmp/nvme-readback && echo "$2 MiB identical"
+}
+
+reload_nvmet_rdma() {
+	rmmod nvmet_rdma && modprobe nvmet-rdma "$@"
+}
+
+# target_phase PHASE MIB SEEK: export nullb0, wait for the host, check
+# what it wrote, tear the export down.
+target_phase() {
+	check_match "$1: nvmet exports nullb0 as $NQN on rdma $MY_IP:4420" \
+		"enabling port 1 \\($MY_IP:4420\\)" nvmet_setup
+	check "barrier: $1 target ready" barrier "$1-target"
+	check "barrier: $1 host done" barrier "$1-host"
+	check_match "$1: the namespace holds the $2 MiB the host wrote at $3 MiB (sha256 of nullb0)" \
+		"host wrote" target_holds "$1" "$2" "$3"
+	check "$1: tear the nvmet subsystem and port down (configfs)" nvmet_teardown
+}
+
+# host_phase PHASE MIB SEEK KEY: connect, write a pattern, read it back,
+# disconnect.
+host_phase() {
+	local pat=/tmp/nvme-$1
+
+	check "$1: make a $2 MiB pattern" make_pattern "$pat" "$2" "$4"
+	sha256sum "$pat" >"$RESULTS/nvme-$1.sha256"
+	check "barrier: $1 target ready" barrier "$1-target"
+	check "$1: nvme connect -t rdma -a $PEER_IP -s 4420 -n $NQN" \
+		nvme connect -t rdma -a "$PEER_IP" -s 4420 -n "$NQN"
+	DEV=$(nvme_dev) || DEV=
+	check "$1: the namespace of $NQN shows up as a block device ($DEV)" test -n "$DEV"
+	if [ -n "$DEV" ]; then
+		check_match "$1: write $2 MiB of the pattern at $3 MiB of /dev/$DEV with O_DIRECT" \
+			"^$2\\+0 records out" write_at "$pat" "$2" "$3"
+		check_match "$1: read $2 MiB back with O_DIRECT: identical to the pattern" \
+			"$2 MiB identical" read_back "$pat" "$2" "$3"
+	fi
+	check "$1: nvme disconnect -n $NQN" nvme disconnect -n "$NQN"
+	check "$1: the controller is gone after the disconnect" no_controller
+	check "barrier: $1 host done" barrier "$1-host"
+}
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "rdma link add rxe0 type rxe netdev eth0" rxe_add rxe0 eth0
+check "barrier: rxe0 is up on both" barrier rxe-up
+
+if [ "$GUEST" = b ]; then
+	check "load nvmet and nvmet-rdma" modprobe -a nvmet nvmet-rdma
+	check "a 1 GiB memory-backed null_blk, nullb0" \
+		modprobe null_blk nr_devices=1 memory_backed=1 gb=1
+	target_phase main 64 0
+	# Again with nvmet-rdma's shared receive queues: kernel SRQs.
+	check "reload nvmet-rdma with use_srq=1" reload_nvmet_rdma use_srq=1
+	check_match "nvmet-rdma uses SRQs" "^Y" cat /sys/module/nvmet_rdma/parameters/use_srq
+	target_phase srq 8 64
+	check "rmmod nvmet_rdma nvmet null_blk" rmmod nvmet_rdma nvmet null_blk
+else
+	check "load nvme-rdma" modprobe nvme-rdma
+	host_phase main 64 0 000102030405060708090a0b0c0d0e0f
+	host_phase srq 8 64 f0e0d0c0b0a090807060504030201000
+	check "rmmod nvme_rdma" rmmod nvme_rdma
+fi
+
+check "barrier: target torn down" barrier torn-down
+check "rdma link delete rxe0" rxe_del rxe0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+dmesg_clean
+
+finish

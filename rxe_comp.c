@@ -125,6 +125,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 
 	comp->psn = qp->attr.sq_psn;
 	comp->retried_psn = ~0U;
+	comp->gap_seen = 0;
 	comp->retry_left = qp->attr.retry_cnt;
 	comp->rnr_left = qp->attr.rnr_retry;
 	comp->cwnd = RXE_CWND_MAX;
@@ -296,6 +297,7 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 	comp->retry_left = qp->attr.retry_cnt;
 	comp->rnr_left = qp->attr.rnr_retry;
 	comp->retried_psn = ~0U;
+	comp->gap_seen = 0;
 	comp->backoff = 0;
 	if (rxe_comp_outstanding(qp)) {
 		rxe_comp_deadline_start(qp);
@@ -407,16 +409,33 @@ static bool rxe_comp_spend_retry(struct rxe_qp *qp)
 static void rxe_comp_resend(struct rxe_qp *qp, u32 psn)
 {
 	qp->comp.retried_psn = psn;
+	qp->comp.resent_at = ktime_get();
+	qp->comp.gap_seen = 0;
 	qp->comp.rtt_start = 0;
 	rxe_req_rewind(qp, psn);
 	rxe_comp_timer_restart(qp);
 }
 
-/* Packets were lost: send again from @psn; @counts spends a retry. */
-static void rxe_comp_retry(struct rxe_qp *qp, u32 psn, bool counts)
+/*
+ * Did the requester go back to @psn so recently that what arrives now may
+ * still be the answer to the packets sent before? About a round trip.
+ */
+static bool rxe_comp_resent_lately(const struct rxe_comp *comp, u32 psn)
 {
-	if (counts && !rxe_comp_spend_retry(qp))
-		return;
+	u64 quiet = comp->srtt_ns ? comp->srtt_ns + comp->rttvar_ns :
+				    RXE_RESEND_QUIET_NS;
+
+	return psn == comp->retried_psn &&
+	       ktime_before(ktime_get(), ktime_add_ns(comp->resent_at, quiet));
+}
+
+/*
+ * Packets were lost: send again from @psn. This spends no retry: a peer
+ * that keeps asking without the QP making progress runs into the local
+ * ACK timeout, which does.
+ */
+static void rxe_comp_retry(struct rxe_qp *qp, u32 psn)
+{
 	rxe_comp_loss(qp, RXE_LOSS_SEEN);
 	rxe_comp_resend(qp, psn);
 }
@@ -448,16 +467,23 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 
 /*
  * Responses are missing before one that arrived: ask again from the first
- * missing PSN. Once per gap: the rest of the old request's responses are
- * still arriving, and each would look like a new gap. If the request sent
- * again is lost as well, the ACK timer retries it, and that one counts.
+ * missing PSN. A READ response past the gap may only have overtaken the
+ * missing ones, so it takes RXE_REORDER_PKTS of them (@certain: an ACK past
+ * a READ, which its responses cannot follow). Not again for a round trip
+ * after going back there: the rest of the old responses are still
+ * arriving, and each would look like the same gap. If the request sent
+ * again is lost too, a later gap or the retry timer notices.
  */
-static void rxe_comp_gap(struct rxe_qp *qp)
+static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 {
-	if (qp->comp.psn == qp->comp.retried_psn)
+	struct rxe_comp *comp = &qp->comp;
+
+	if (!certain && ++comp->gap_seen < RXE_REORDER_PKTS)
+		return;
+	if (rxe_comp_resent_lately(comp, comp->psn))
 		return;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-	rxe_comp_retry(qp, qp->comp.psn, false);
+	rxe_comp_retry(qp, comp->psn);
 }
 
 /* An RNR NAK: wait as long as the responder asked, then send again. */
@@ -515,7 +541,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 		stop = rxe_comp_ack(qp, psn);
 		/* ACKed past a READ or atomic: its response got lost. */
 		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0)
-			rxe_comp_gap(qp);
+			rxe_comp_gap(qp, true);
 		break;
 	case AETH_TYPE_RNR_NAK:
 		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
@@ -528,8 +554,15 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 			break;
 		if (value == AETH_NAK_PSN_SEQ_ERR) {
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RCV_SEQ_ERR);
+			/*
+			 * A second NAK for where the requester just went
+			 * back to was most likely set off by an old packet
+			 * that overtook the ones sent again.
+			 */
+			if (rxe_comp_resent_lately(&qp->comp, psn))
+				break;
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-			rxe_comp_retry(qp, psn, psn == qp->comp.retried_psn);
+			rxe_comp_retry(qp, psn);
 		} else {
 			rxe_comp_fail(qp, rxe_comp_nak_status(value));
 		}
@@ -556,7 +589,7 @@ static bool rxe_comp_rsp_in_order(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	if (psn == qp->comp.psn)
 		return rxe_psn_diff(psn, wqe->last_psn) <= 0;
 	if (rxe_psn_diff(psn, qp->comp.psn) > 0)
-		rxe_comp_gap(qp);
+		rxe_comp_gap(qp, false);
 	return false;
 }
 

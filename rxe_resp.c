@@ -795,13 +795,14 @@ static void rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 	if (diff > 0) {
 		/*
 		 * One NAK per gap (IBA 9.7.5.1.3), and one more when the
-		 * requester visibly started over from the NAKed PSN (a PSN
-		 * lower than the highest seen since) and lost that packet
-		 * again: no need to wait for its ACK timer.
+		 * requester visibly started over from the NAKed PSN and lost
+		 * that packet again: the one right after it arrives after
+		 * later ones. No need to wait for its ACK timer then.
 		 */
 		rxe_counter_inc(rxe, RXE_CNT_OUT_OF_SEQ_REQ);
 		if (!qp->resp.nak_sent ||
-		    rxe_psn_diff(pkt->psn, qp->resp.oos_psn) < 0) {
+		    (diff == 1 &&
+		     rxe_psn_diff(pkt->psn, qp->resp.oos_psn) < 0)) {
 			qp->resp.nak_sent = true;
 			rxe_counter_inc(rxe, RXE_CNT_SND_SEQ_ERR);
 			rxe_resp_flush_ack(qp);

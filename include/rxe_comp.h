@@ -28,6 +28,20 @@
 #define RXE_RTO_INIT_NS		(20 * NSEC_PER_MSEC)
 #define RXE_RTO_MAX_NS		(2 * NSEC_PER_SEC)
 
+/*
+ * Responses past a gap before it counts as a loss rather than packets
+ * overtaking each other on the way (READ responses; a NAK or an ACK past
+ * a READ is taken at once).
+ */
+#define RXE_REORDER_PKTS	3
+
+/*
+ * After going back, the old packets still in flight arrive for about a
+ * round trip, and a gap or a second NAK for the same PSN in that time says
+ * nothing new. Before the first round-trip sample the window is this.
+ */
+#define RXE_RESEND_QUIET_NS	(2 * NSEC_PER_MSEC)
+
 /* Bits of struct rxe_comp.events. */
 #define RXE_COMP_EV_ACK_TIMEOUT	0
 #define RXE_COMP_EV_RNR_DONE	1

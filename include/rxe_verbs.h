@@ -390,8 +390,9 @@ struct rxe_req {
  * @retry_left: transport retries left before the QP fails
  * @rnr_left: RNR retries left; RXE_RNR_RETRY_INFINITE never runs out
  * @rnr_wait: the requester holds until the RNR timer fires
- * @retried_psn: the PSN of the last retry, to tell a retry that made no
- *	progress since the previous one
+ * @retried_psn: the PSN the requester last went back to, ~0 after progress
+ * @resent_at: when it went back there
+ * @gap_seen: READ responses seen past @psn since the last progress
  * @events: RXE_COMP_EV_* bits set by the timers
  * @cwnd: PSNs the requester may have unacknowledged (RC). Go-back-N
  *	resends everything in flight after a loss, so on a lossy path a
@@ -424,6 +425,8 @@ struct rxe_comp {
 	u8 rnr_left;
 	bool rnr_wait;
 	u32 retried_psn;
+	ktime_t resent_at;
+	u32 gap_seen;
 	unsigned long events;
 	u32 cwnd;
 	u32 ssthresh;

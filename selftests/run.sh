@@ -151,6 +151,14 @@ for t in "${tests[@]}"; do
 				"$out/$g/test.log" | head -n 80 | sed 's/^/    | /'
 			say "    guest $g, end of test.log:"
 			tail_indented "$out/$g/test.log" 10
+			if grep -q 'timed out' "$out/$g/reason" 2>/dev/null; then
+				say "    guest $g, end of dmesg.log (blocked tasks):"
+				tail_indented "$out/$g/dmesg.log" 40
+				if [ -s "$out/$g/rdma.log" ]; then
+					say "    guest $g, rdma.log (QPs and counters):"
+					tail_indented "$out/$g/rdma.log" 40
+				fi
+			fi
 		else
 			say "    guest $g console.log, last lines:"
 			tail_indented "$out/$g/console.log" 25

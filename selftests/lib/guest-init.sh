@@ -110,6 +110,12 @@ else
 		# every process with its wait channel.
 		echo w >/proc/sysrq-trigger
 		ps -eo pid,stat,wchan:32,args | tee "$out/ps.log"
+		# The RDMA side of it: every QP with its driver state, and
+		# the counters.
+		{
+			timeout 10 rdma -d -d res show qp
+			timeout 10 rdma statistic show
+		} >"$out/rdma.log" 2>&1
 	fi
 fi
 log "guest $guest: test exited with status $status"

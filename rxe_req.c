@@ -164,6 +164,25 @@ static u32 rxe_req_ack_every(const struct rxe_qp *qp)
 	return clamp_t(u32, qp->comp.cwnd / 4, 1, RXE_ACK_REQ_EVERY);
 }
 
+/*
+ * Does the packet at req.psn ask for an ACK (BTH AckReq)? A responder
+ * acknowledges only the packets that ask (IBA 9.7.5.1.1), so one of them
+ * must come often enough to keep the window moving, and on the last packet
+ * before the requester goes quiet: the end of the last message posted, or
+ * the packet that fills the window. Messages in a burst need not ask each:
+ * one ACK covers them all, and the ACKs saved are packets both ends do not
+ * process. READ and atomic requests are answered anyway.
+ */
+static bool rxe_req_wants_ack(struct rxe_qp *qp, bool last)
+{
+	if (++qp->req.since_ack_req >= rxe_req_ack_every(qp))
+		return true;
+	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= qp->comp.cwnd)
+		return true;
+	return last && rxe_sq_next(qp, qp->req.index) ==
+		       rxe_queue_peer_index(&qp->sq.queue);
+}
+
 /* Opcode of the packet at this point of a work request. */
 static u8 rxe_req_opcode(const struct rxe_qp *qp, const struct rxe_swqe *wqe,
 			 bool first, bool last)
@@ -290,8 +309,7 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
 		return true;	/* the retry timer sends it later */
 	}
 
-	ack = rxe_qp_type(qp) == IB_QPT_RC &&
-	      (last || ++qp->req.since_ack_req >= rxe_req_ack_every(qp));
+	ack = rxe_qp_type(qp) == IB_QPT_RC && rxe_req_wants_ack(qp, last);
 	if (ack)
 		qp->req.since_ack_req = 0;
 	bth_init((struct rxe_bth *)skb->data, opcode,

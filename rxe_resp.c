@@ -768,14 +768,17 @@ static void rxe_resp_fail(struct rxe_qp *qp, struct sk_buff *skb,
 	rxe_qp_set_error(qp);
 }
 
-/* Owe an ACK for this packet; send it when the queue runs dry or it is due. */
+/*
+ * Owe an ACK for a packet that asks for one (IBA 9.7.5.1.1); send it when
+ * the queue runs dry or it is due. The ones that do not ask are covered
+ * by the next that does.
+ */
 static void rxe_resp_owe_ack(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	struct rxe_resp *resp = &qp->resp;
 
-	if (!bth_ack((struct rxe_bth *)skb->data) &&
-	    !(pkt->mask & RXE_END_MASK))
+	if (!bth_ack((struct rxe_bth *)skb->data))
 		return;
 	resp->ack_pending = true;
 	resp->ack_psn = pkt->psn;

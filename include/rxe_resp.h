@@ -8,8 +8,12 @@
 
 #include "rxe_verbs.h"
 
-/* Packets one coalesced ACK may cover before it must go out. */
-#define RXE_MAX_ACK_COALESCE	16
+/*
+ * Packets asking for an ACK that one ACK may answer while more requests
+ * wait in the queue; the requester asks every few packets, so each must
+ * be answered soon.
+ */
+#define RXE_MAX_ACK_COALESCE	2
 
 /* rxe_resp.c APIs: */
 int rxe_resp_init(struct rxe_qp *qp);

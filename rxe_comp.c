@@ -132,6 +132,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->ssthresh = RXE_CWND_MAX;
 	comp->cwnd_acked = 0;
 	comp->in_recovery = false;
+	comp->undo_armed = false;
 	comp->rtt_start = 0;
 	comp->srtt_ns = 0;
 	comp->rttvar_ns = 0;
@@ -417,15 +418,16 @@ static void rxe_comp_resend(struct rxe_qp *qp, u32 psn)
 }
 
 /*
- * Did the requester go back to @psn so recently that what arrives now may
- * still be the answer to the packets sent before? About a round trip.
+ * Did the requester go back to comp.psn, the oldest PSN not acknowledged, so
+ * recently that what arrives now may still be the answer to the packets
+ * sent before? About a round trip.
  */
-static bool rxe_comp_resent_lately(const struct rxe_comp *comp, u32 psn)
+static bool rxe_comp_resent_lately(const struct rxe_comp *comp)
 {
 	u64 quiet = comp->srtt_ns ? comp->srtt_ns + comp->rttvar_ns :
 				    RXE_RESEND_QUIET_NS;
 
-	return psn == comp->retried_psn &&
+	return comp->psn == comp->retried_psn &&
 	       ktime_before(ktime_get(), ktime_add_ns(comp->resent_at, quiet));
 }
 
@@ -480,7 +482,7 @@ static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 
 	if (!certain && ++comp->gap_seen < RXE_REORDER_PKTS)
 		return;
-	if (rxe_comp_resent_lately(comp, comp->psn))
+	if (rxe_comp_resent_lately(comp))
 		return;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 	rxe_comp_retry(qp, comp->psn);
@@ -559,7 +561,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 			 * back to was most likely set off by an old packet
 			 * that overtook the ones sent again.
 			 */
-			if (rxe_comp_resent_lately(&qp->comp, psn))
+			if (rxe_comp_resent_lately(&qp->comp))
 				break;
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 			rxe_comp_retry(qp, psn);

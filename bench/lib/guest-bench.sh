@@ -78,30 +78,12 @@ ms() {
 	printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
 }
 
-# barrier NAME: lib/guest.sh's barrier (same files, same generations), but
-# waiting without forking sleep(1): the guest that waits here while the
-# other one runs the client must not spend CPU time on it (it is measured).
-barrier() {
-	local name=$1 peer gen t=$((BARRIER_TIMEOUT * 20)) dir=$RESULTS/barrier
-
-	[ "$NGUESTS" = 2 ] || return 0
-	if [ "$GUEST" = a ]; then peer=b; else peer=a; fi
-	gen=$((${_barrier_gen[$name]:-0} + 1))
-	_barrier_gen[$name]=$gen
-	[ -d "$dir" ] || mkdir -p "$dir"
-	: >"$dir/$name.$gen.$GUEST"
-	while [ ! -e "$dir/$name.$gen.$peer" ]; do
-		if [ -e "$RESULTS/$peer/status" ] || [ -e "$RESULTS/$peer/dead" ]; then
-			echo "barrier $name: guest $peer finished without reaching it"
-			return 1
-		fi
-		if [ "$t" -le 0 ]; then
-			echo "barrier $name: guest $peer did not arrive in ${BARRIER_TIMEOUT}s"
-			return 1
-		fi
-		nap 0.05
-		t=$((t - 1))
-	done
+# lib/guest.sh's barrier, waiting without forking sleep(1): the guest that
+# waits there while the other one runs the client must not spend CPU time
+# on it (it is measured).
+BARRIER_LOOKS_PER_S=20
+barrier_nap() {
+	nap 0.05
 }
 
 log() {

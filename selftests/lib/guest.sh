@@ -228,18 +228,27 @@ wait_listen() {
 
 declare -A _barrier_gen
 
+# How barrier() waits between two looks for the peer, and how many looks
+# make a second. A caller may redefine both (bench/lib/guest-bench.sh waits
+# without forking sleep(1), whose CPU time would be measured).
+BARRIER_LOOKS_PER_S=10
+barrier_nap() {
+	sleep 0.1
+}
+
 # barrier NAME: wait until the other guest reaches `barrier NAME` too. The
 # same name can be used again: each use is a new generation. A no-op with
 # one guest. Fails (returns 1) on timeout or when the peer has died.
 barrier() {
-	local name=$1 peer gen t=$((BARRIER_TIMEOUT * 10)) dir=$RESULTS/barrier
+	local name=$1 peer gen t=$((BARRIER_TIMEOUT * BARRIER_LOOKS_PER_S))
+	local dir=$RESULTS/barrier
 
 	[ "$NGUESTS" = 2 ] || return 0
 	if [ "$GUEST" = a ]; then peer=b; else peer=a; fi
 	gen=$((${_barrier_gen[$name]:-0} + 1))
 	_barrier_gen[$name]=$gen
-	mkdir -p "$dir"
-	touch "$dir/$name.$gen.$GUEST"
+	[ -d "$dir" ] || mkdir -p "$dir"
+	: >"$dir/$name.$gen.$GUEST"
 	while [ ! -e "$dir/$name.$gen.$peer" ]; do
 		if [ -e "$RESULTS/$peer/status" ] || [ -e "$RESULTS/$peer/dead" ]; then
 			echo "barrier $name: guest $peer finished without reaching it"
@@ -249,7 +258,7 @@ barrier() {
 			echo "barrier $name: guest $peer did not arrive in ${BARRIER_TIMEOUT}s"
 			return 1
 		fi
-		sleep 0.1
+		barrier_nap
 		t=$((t - 1))
 	done
 }

@@ -140,9 +140,16 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->deadline = 0;
 }
 
+/*
+ * Was anything sent that is not acknowledged? The requester's own PSN
+ * does not say: after a rewind it is back at comp.psn until it sends
+ * again, which a QP whose skbs the stack holds on to may not do for a
+ * long time. The retry timer must run on, and at the end fail the QP,
+ * as it would on a dead link.
+ */
 static bool rxe_comp_outstanding(const struct rxe_qp *qp)
 {
-	return rxe_psn_diff(qp->req.psn, qp->comp.psn) > 0;
+	return rxe_psn_diff(qp->req.top_psn, qp->comp.psn) > 0;
 }
 
 /* The local ACK timeout starts now for the oldest outstanding PSN. */

@@ -9,6 +9,8 @@
 
 #include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
+#include <linux/module.h>
+#include <linux/wait_bit.h>
 #include <net/addrconf.h>
 #include <net/dst_cache.h>
 #include <net/ip.h>
@@ -176,6 +178,24 @@ static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/* struct rxe_net_tx not yet freed; rxe_net_module_exit() waits for none. */
+static atomic_t rxe_net_tx_live = ATOMIC_INIT(0);
+
+static void rxe_net_tx_free(struct rcu_head *head)
+{
+	kfree(container_of(head, struct rxe_net_tx, rcu));
+	if (atomic_dec_and_test(&rxe_net_tx_live))
+		wake_up_var(&rxe_net_tx_live);
+	/* Taken by rxe_net_qp_cleanup(). */
+	module_put(THIS_MODULE);
+}
+
+static void rxe_net_tx_put(struct rxe_net_tx *tx)
+{
+	if (refcount_dec_and_test(&tx->ref))
+		call_rcu(&tx->rcu, rxe_net_tx_free);
+}
+
 /*
  * Runs when the network stack is done with one of our skbs. That can be
  * deep inside a driver holding its transmit queue lock (virtio-net frees
@@ -184,21 +204,27 @@ static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
  */
 static void rxe_net_tx_done(struct sk_buff *skb)
 {
-	struct rxe_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct rxe_net_tx *tx = skb_shinfo(skb)->destructor_arg;
+	struct rxe_qp *qp;
 
-	if (atomic_dec_return(&qp->skb_inflight) == RXE_INFLIGHT_SKBS_LOW) {
-		rxe_task_sched(&qp->send_task);
-		rxe_task_sched(&qp->recv_task);
+	if (atomic_dec_return(&tx->inflight) == RXE_INFLIGHT_SKBS_LOW) {
+		rcu_read_lock();
+		qp = rcu_dereference(tx->qp);
+		if (qp) {
+			rxe_task_sched(&qp->send_task);
+			rxe_task_sched(&qp->recv_task);
+		}
+		rcu_read_unlock();
 	}
-	rxe_obj_put(&qp->obj);
+	rxe_net_tx_put(tx);
 }
 
 /* Account an skb to its QP until rxe_net_tx_done() runs for it. */
 static void rxe_net_tx_own(struct rxe_qp *qp, struct sk_buff *skb)
 {
-	refcount_inc(&qp->obj.ref);
-	atomic_inc(&qp->skb_inflight);
-	skb_shinfo(skb)->destructor_arg = qp;
+	refcount_inc(&qp->tx->ref);
+	atomic_inc(&qp->tx->inflight);
+	skb_shinfo(skb)->destructor_arg = qp->tx;
 	skb->destructor = rxe_net_tx_done;
 }
 
@@ -421,24 +447,57 @@ int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 }
 
 /**
- * rxe_net_qp_init() - set up a QP's route cache
+ * rxe_net_qp_init() - set up a QP's route cache and skb accounting
  * @qp: the QP
  *
  * Return: 0 or -ENOMEM.
  */
 int rxe_net_qp_init(struct rxe_qp *qp)
 {
-	atomic_set(&qp->skb_inflight, 0);
-	return dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	int err;
+
+	qp->tx = kzalloc(sizeof(*qp->tx), GFP_KERNEL);
+	if (!qp->tx)
+		return -ENOMEM;
+	refcount_set(&qp->tx->ref, 1);
+	RCU_INIT_POINTER(qp->tx->qp, qp);
+
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err) {
+		kfree(qp->tx);
+		qp->tx = NULL;
+		return err;
+	}
+	atomic_inc(&rxe_net_tx_live);
+	return 0;
 }
 
 /**
- * rxe_net_qp_cleanup() - free a QP's route cache
- * @qp: the QP
+ * rxe_net_qp_detach() - stop the QP's skbs from waking it
+ * @qp: a QP being destroyed
+ *
+ * The caller waits for an RCU grace period before the QP's tasks go
+ * away: a destructor that found the QP may still be scheduling them.
+ */
+void rxe_net_qp_detach(struct rxe_qp *qp)
+{
+	RCU_INIT_POINTER(qp->tx->qp, NULL);
+}
+
+/**
+ * rxe_net_qp_cleanup() - free a QP's route cache, let go of its skbs
+ * @qp: the QP, detached
+ *
+ * Its skbs still in the stack keep their accounting, and with it the
+ * module, until the stack frees them.
  */
 void rxe_net_qp_cleanup(struct rxe_qp *qp)
 {
 	dst_cache_destroy(&qp->dst_cache);
+	RCU_INIT_POINTER(qp->tx->qp, NULL);
+	__module_get(THIS_MODULE);
+	rxe_net_tx_put(qp->tx);
+	qp->tx = NULL;
 }
 
 /**
@@ -514,6 +573,16 @@ int rxe_net_module_init(void)
  */
 void rxe_net_module_exit(void)
 {
+	/*
+	 * Every device is gone, but skbs of destroyed QPs may still be in a
+	 * netdev's queues, with our destructor: wait for them, then for the
+	 * RCU callbacks that free their accounting to return.
+	 */
+	while (!wait_var_event_timeout(&rxe_net_tx_live,
+				       !atomic_read(&rxe_net_tx_live), 60 * HZ))
+		pr_err("waiting for %d QPs' packets to leave the network stack\n",
+		       atomic_read(&rxe_net_tx_live));
+	rcu_barrier();
 	if (rxe_net_sock6)
 		udp_tunnel_sock_release(rxe_net_sock6);
 	udp_tunnel_sock_release(rxe_net_sock4);

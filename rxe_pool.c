@@ -43,9 +43,10 @@ void rxe_obj_init(struct rxe_obj *obj)
  * @obj: the object, already unpublished from every lookup table
  *
  * Every other reference is held by a context that finishes on its own
- * (a packet being processed, a work item, an skb on its way out), so the
- * wait is bounded. A reference that is never dropped is a driver bug; say
- * so once a minute instead of hanging silently.
+ * (a packet being processed, a work item), so the wait is bounded; skbs
+ * in the network stack pin no object (struct rxe_net_tx). A reference
+ * that is never dropped is a driver bug; say so once a minute instead of
+ * hanging silently.
  *
  * Context: process context; may sleep.
  */

@@ -535,14 +535,17 @@ int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * @udata: unused
  *
  * Teardown, in order, and why:
- *  1. Unpublish the QPN and wait for an RCU grace period, so no packet can
- *     find the QP any more.
+ *  1. Unpublish the QPN and detach the QP from its skbs in the network
+ *     stack, and wait for an RCU grace period: no packet can find the QP
+ *     any more, and no skb destructor is scheduling its tasks.
  *  2. Disable both tasks: neither runs again, and a queued work item has
  *     finished. Timers only ask a disabled task to run, which it notes.
  *  3. Stop the timers, which no task can now re-arm.
  *  4. Drop the packets still queued for the QP.
- *  5. Drain the remaining references: skbs still in the network stack
- *     hold one until their destructor runs.
+ *  5. Drain the remaining references, held by contexts that finish on
+ *     their own. skbs still in the network stack are not among them: a
+ *     stuck netdev may keep them for good, and they only pin the QP's
+ *     struct rxe_net_tx (rxe_net_qp_cleanup()).
  *  6. Free the rings; ib_core frees the QP itself once we return.
  *
  * Return: 0.
@@ -553,6 +556,7 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rxe_qp *qp = to_rxe_qp(ibqp);
 
 	xa_erase_bh(&rxe->qp_xa, ibqp->qp_num);
+	rxe_net_qp_detach(qp);
 	synchronize_rcu();
 
 	rxe_task_disable(&qp->send_task);
@@ -680,7 +684,7 @@ int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "resp_msn", READ_ONCE(qp->resp.msn) },
 		{ "req_queue", skb_queue_len(&qp->req_q) },
 		{ "rsp_queue", skb_queue_len(&qp->rsp_q) },
-		{ "skb_inflight", atomic_read(&qp->skb_inflight) },
+		{ "skb_inflight", atomic_read(&qp->tx->inflight) },
 	};
 	struct nlattr *table;
 	size_t i;

@@ -14,6 +14,26 @@
 #define RXE_INFLIGHT_SKBS_HIGH	64
 #define RXE_INFLIGHT_SKBS_LOW	16
 
+/**
+ * struct rxe_net_tx - a QP's share of the network stack
+ * @ref: one for the QP until it is destroyed, one for each skb in the stack
+ * @inflight: the QP's skbs the stack still holds
+ * @qp: the QP to wake when @inflight falls to RXE_INFLIGHT_SKBS_LOW, NULL
+ *	once the QP is being destroyed; RCU, as the skb destructor reads it
+ * @rcu: the last reference frees it after a grace period
+ *
+ * A netdev frees a sent skb when it likes: at the next transmission, on a
+ * TX interrupt, or, when its queue is stuck, never. So skbs do not pin
+ * their QP: destroying a QP waits for none of them. They pin this and,
+ * once the QP is gone, the module (their destructor is our code).
+ */
+struct rxe_net_tx {
+	refcount_t ref;
+	atomic_t inflight;
+	struct rxe_qp __rcu *qp;
+	struct rcu_head rcu;
+};
+
 /* rxe_net.c APIs: */
 int rxe_net_module_init(void);
 void rxe_net_module_exit(void);
@@ -22,6 +42,7 @@ struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		 struct sk_buff *skb);
 int rxe_net_qp_init(struct rxe_qp *qp);
+void rxe_net_qp_detach(struct rxe_qp *qp);
 void rxe_net_qp_cleanup(struct rxe_qp *qp);
 void rxe_net_qp_reroute(struct rxe_qp *qp);
 
@@ -34,7 +55,7 @@ void rxe_net_qp_reroute(struct rxe_qp *qp);
  */
 static inline bool rxe_net_tx_busy(const struct rxe_qp *qp)
 {
-	return atomic_read(&qp->skb_inflight) >= RXE_INFLIGHT_SKBS_HIGH;
+	return atomic_read(&qp->tx->inflight) >= RXE_INFLIGHT_SKBS_HIGH;
 }
 
 #endif /* RXE_NET_H */

@@ -538,7 +538,7 @@ struct rxe_resp {
  * @recv_task: the responder
  * @req_q: request packets waiting for the responder
  * @rsp_q: response packets waiting for the completer
- * @skb_inflight: our skbs the network stack still holds
+ * @tx: the QP's skbs in the network stack (struct rxe_net_tx)
  * @dst_cache: the route of @path
  * @req: requester state
  * @comp: completer state
@@ -564,7 +564,7 @@ struct rxe_qp {
 	struct rxe_task recv_task;
 	struct sk_buff_head req_q;
 	struct sk_buff_head rsp_q;
-	atomic_t skb_inflight;
+	struct rxe_net_tx *tx;
 	struct dst_cache dst_cache;
 	struct rxe_req req;
 	struct rxe_comp comp;

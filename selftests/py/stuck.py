@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0
+"""An RC QP whose packets the netdev keeps: its peer is a neighbour that
+exists only in the ARP table, and a tbf qdisc at a few bytes a second holds
+what the QP sends. The QP fills its share of the stack (64 skbs), must then
+run out of retries on its own, as it would on a dead link (not wait for
+the skbs for ever), complete its work request with IBV_WC_RETRY_EXC_ERR,
+and be destroyed at once, with its skbs still in the qdisc.
+
+usage: stuck.py DEV PEER_IPV4
+"""
+
+import re
+import subprocess
+import sys
+import time
+
+from rxelib import (ACCESS, CQ, MR, PD, QP, QPAttr, QPCap, QPInitAttr, SGE,
+                    Context, SendWR, check, e, finish, status_name)
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.addr import GID
+
+DEV, PEER = sys.argv[1], sys.argv[2]
+SIZE = 1 << 20
+
+
+def driver_state(qpn):
+    """The driver's attributes of one QP (rdma -dd res show qp)."""
+    out = subprocess.run(["rdma", "-d", "-d", "res", "show", "qp", "link",
+                          DEV + "/1", "lqpn", str(qpn)],
+                         capture_output=True, text=True, check=False).stdout
+    return dict(re.findall(r"drv_(\w+) (\d+)", out))
+
+
+ctx = Context(name=DEV)
+pd = PD(ctx)
+cq = CQ(ctx, 16)
+mr = MR(pd, SIZE, ACCESS)
+cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+
+attr = QPAttr()
+attr.qp_access_flags = ACCESS
+qp.to_init(attr)
+attr = QPAttr()
+attr.path_mtu = e.IBV_MTU_1024
+attr.dest_qp_num = 0x123
+attr.rq_psn = 0
+attr.max_dest_rd_atomic = 1
+attr.min_rnr_timer = 1
+quad = [int(x) for x in PEER.split(".")]
+gid = GID("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(quad))
+attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=1), is_global=1,
+                      port_num=1)
+qp.to_rtr(attr)
+attr = QPAttr()
+attr.sq_psn = 0
+attr.timeout = 12          # 16.8 ms
+attr.retry_cnt = 3
+attr.rnr_retry = 0
+attr.max_rd_atomic = 1
+qp.to_rts(attr)
+
+# One 1 MiB RDMA WRITE: 1024 packets, far more than the stack may hold.
+wr = SendWR(opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+            sg=[SGE(mr.buf, SIZE, mr.lkey)])
+wr.set_wr_rdma(0x1234, 0x10000)
+qp.post_send(wr)
+
+seen = 0
+wc, end = None, time.time() + 30
+while time.time() < end:
+    seen = max(seen, int(driver_state(qp.qp_num).get("skb_inflight", 0)))
+    got, wcs = cq.poll(1)
+    if got:
+        wc = wcs[0]
+        break
+    time.sleep(0.05)
+check("the QP filled its share of the stack (64 skbs in flight)", seen >= 64,
+      "at most %d seen" % seen)
+check("the write completes with IBV_WC_RETRY_EXC_ERR within 30 s",
+      wc is not None and wc.status == e.IBV_WC_RETRY_EXC_ERR,
+      status_name(wc))
+left = int(driver_state(qp.qp_num).get("skb_inflight", -1))
+check("its skbs are still in the qdisc", left > 0, "skb_inflight %d" % left)
+
+t0 = time.time()
+qp.close()
+took = time.time() - t0
+check("destroy_qp returns at once with skbs in the stack", took < 2,
+      "took %.1f s" % took)
+mr.close()
+cq.close()
+pd.close()
+ctx.close()
+finish()

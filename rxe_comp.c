@@ -602,14 +602,12 @@ static bool rxe_comp_rsp_in_order(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	return false;
 }
 
-/* A READ or atomic answered: done, and one less outstanding. */
+/* A READ or atomic answered: done, and its requests no longer outstanding. */
 static void rxe_comp_rd_atomic_done(struct rxe_qp *qp, struct rxe_swqe *wqe)
 {
 	wqe->state = RXE_WQE_DONE;
-	if (wqe->mask & RXE_WR_RD_COUNTED) {
-		wqe->mask &= ~RXE_WR_RD_COUNTED;
-		qp->req.rd_atomic--;
-	}
+	qp->req.rd_atomic -= wqe->rd_sent - wqe->rd_done;
+	wqe->rd_done = wqe->rd_sent;
 	rxe_comp_advance(qp, rxe_psn_add(wqe->last_psn, 1));
 }
 
@@ -621,7 +619,7 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 	struct rxe_swqe *wqe;
 	struct rxe_buf buf = { .skb = skb, .off = pkt->hdrlen };
 	u32 offset, want;
-	bool last;
+	bool last, end;
 
 	wqe = rxe_comp_ack(qp, rxe_psn_add(pkt->psn, -1));
 	if (!rxe_comp_rsp_in_order(qp, wqe, pkt->psn) ||
@@ -631,7 +629,8 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 	offset = rxe_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
 	want = min(wqe->length - offset, qp->mtu);
 	last = pkt->psn == wqe->last_psn;
-	if (pkt->paylen != want || !!(pkt->mask & RXE_END_MASK) != last) {
+	end = rxe_req_read_chunk_end(wqe, pkt->psn);
+	if (pkt->paylen != want || !!(pkt->mask & RXE_END_MASK) != end) {
 		rxe_comp_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -643,10 +642,16 @@ static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 		return;
 	}
 
-	if (last)
+	if (last) {
 		rxe_comp_rd_atomic_done(qp, wqe);
-	else
-		rxe_comp_advance(qp, rxe_psn_add(pkt->psn, 1));
+		return;
+	}
+	/* One of the READ's requests answered in full. */
+	if (end && wqe->rd_done < wqe->rd_sent) {
+		wqe->rd_done++;
+		qp->req.rd_atomic--;
+	}
+	rxe_comp_advance(qp, rxe_psn_add(pkt->psn, 1));
 }
 
 /* An atomic ACK: the original value goes to the 8-byte local buffer. */

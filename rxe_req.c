@@ -65,6 +65,67 @@ u32 rxe_req_npkts(const struct rxe_qp *qp, const struct rxe_swqe *wqe)
 	return max_t(u32, 1, DIV_ROUND_UP(wqe->length, rxe_req_mtu(qp)));
 }
 
+/*
+ * Responses per READ request for a READ starting now: enough that
+ * max_rd_atomic requests can fill the largest window, and at least
+ * RXE_READ_CHUNK_MIN. Fixed for the life of the work request, so that the
+ * completer knows where each request's last response falls.
+ */
+static u32 rxe_req_read_chunk(const struct rxe_qp *qp)
+{
+	u32 n = qp->attr.max_rd_atomic ?: 1;
+
+	return max_t(u32, RXE_READ_CHUNK_MIN, DIV_ROUND_UP(RXE_CWND_MAX, n));
+}
+
+/* Which READ request of @wqe the response at byte @offset belongs to. */
+static u32 rxe_req_read_index(const struct rxe_qp *qp,
+			      const struct rxe_swqe *wqe, u32 offset)
+{
+	return offset / (wqe->rd_chunk * rxe_req_mtu(qp));
+}
+
+/* Where the READ request of @wqe that starts at byte @offset ends. */
+static u32 rxe_req_read_end(const struct rxe_qp *qp,
+			    const struct rxe_swqe *wqe, u32 offset)
+{
+	u64 chunk = (u64)wqe->rd_chunk * rxe_req_mtu(qp);
+	u64 end = (rxe_req_read_index(qp, wqe, offset) + 1) * chunk;
+
+	return min_t(u64, end, wqe->length);
+}
+
+/**
+ * rxe_req_read_chunk_end() - does one of a READ's requests end at a PSN
+ * @wqe: an RDMA READ work request, started
+ * @psn: the PSN of one of its responses
+ *
+ * Return: true when the response at @psn is the last one of a READ
+ * request, so it must carry RDMA READ Response Last (or Only).
+ */
+bool rxe_req_read_chunk_end(const struct rxe_swqe *wqe, u32 psn)
+{
+	return psn == wqe->last_psn ||
+	       (rxe_psn_diff(psn, wqe->first_psn) + 1) % wqe->rd_chunk == 0;
+}
+
+/*
+ * Does the request at req.offset of @wqe take a new place among the READ
+ * and atomic requests outstanding (IBA's max_rd_atomic)? One sent before
+ * and sent again after a retry keeps the place it has.
+ */
+static bool rxe_req_needs_rd_slot(const struct rxe_qp *qp,
+				  const struct rxe_swqe *wqe)
+{
+	if (!(wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC)))
+		return false;
+	if (!wqe->rd_sent)
+		return true;
+	if (wqe->mask & RXE_WR_ATOMIC)
+		return false;
+	return rxe_req_read_index(qp, wqe, qp->req.offset) >= wqe->rd_sent;
+}
+
 /**
  * rxe_req_rewind() - send again from a PSN
  * @qp: the QP
@@ -237,7 +298,7 @@ static void rxe_req_fill_ext(struct rxe_qp *qp, const struct rxe_swqe *wqe,
 		if (wqe->mask & RXE_WR_READ)
 			reth_init((void *)bth + info->offset[RXE_RETH],
 				  wqe->wr.rdma.va + offset, wqe->wr.rdma.rkey,
-				  wqe->length - offset);
+				  rxe_req_read_end(qp, wqe, offset) - offset);
 		else
 			reth_init((void *)bth + info->offset[RXE_RETH],
 				  wqe->wr.rdma.va, wqe->wr.rdma.rkey,
@@ -351,13 +412,21 @@ static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
 {
 	u32 mtu = rxe_req_mtu(qp);
 
-	if (wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC)) {
+	if (rxe_req_needs_rd_slot(qp, wqe)) {
+		wqe->rd_sent++;
+		qp->req.rd_atomic++;
+	}
+	if (wqe->mask & RXE_WR_READ) {
+		u32 end = rxe_req_read_end(qp, wqe, qp->req.offset);
+
+		qp->req.psn = end == wqe->length ?
+			rxe_psn_add(wqe->last_psn, 1) :
+			rxe_psn_add(qp->req.psn,
+				    DIV_ROUND_UP(end - qp->req.offset, mtu));
+		qp->req.offset = end;
+	} else if (wqe->mask & RXE_WR_ATOMIC) {
 		qp->req.psn = rxe_psn_add(wqe->last_psn, 1);
 		qp->req.offset = wqe->length;
-		if (!(wqe->mask & RXE_WR_RD_COUNTED)) {
-			wqe->mask |= RXE_WR_RD_COUNTED;
-			qp->req.rd_atomic++;
-		}
 	} else {
 		qp->req.psn = rxe_psn_add(qp->req.psn, 1);
 		qp->req.offset += min(wqe->length - qp->req.offset, mtu);
@@ -429,10 +498,8 @@ static bool rxe_req_may_start(struct rxe_qp *qp, struct rxe_swqe *wqe)
 {
 	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
 		return false;
-	if ((wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC)) &&
-	    qp->req.rd_atomic >= qp->attr.max_rd_atomic)
-		return false;
-	return true;
+	return !rxe_req_needs_rd_slot(qp, wqe) ||
+	       qp->req.rd_atomic < qp->attr.max_rd_atomic;
 }
 
 /* Send the next packet, or execute the next local work request. */
@@ -480,10 +547,16 @@ static bool rxe_req_send_one(struct rxe_qp *qp)
 		wqe->first_psn = qp->req.psn;
 		wqe->last_psn = rxe_psn_add(qp->req.psn,
 					    rxe_req_npkts(qp, wqe) - 1);
+		if (!wqe->rd_sent)
+			wqe->rd_chunk = rxe_req_read_chunk(qp);
 		wqe->state = RXE_WQE_ACTIVE;
 		qp->req.offset = 0;
 	}
 
+	/* The next READ request of a long READ needs a place of its own. */
+	if (rxe_req_needs_rd_slot(qp, wqe) &&
+	    qp->req.rd_atomic >= qp->attr.max_rd_atomic)
+		return false;
 	if (rxe_qp_type(qp) == IB_QPT_RC &&
 	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= qp->comp.cwnd)
 		return false;

@@ -10,6 +10,14 @@
 /* A request asks for an ACK at least this often. */
 #define RXE_ACK_REQ_EVERY	32
 
+/*
+ * Responses one READ request asks for, at least: a long READ is sent as
+ * several READ requests, each sent when the window has room, so that its
+ * responses are paced by the window like every other packet (a 1 MiB READ
+ * would otherwise come back as 256 packets of 4 KiB in one burst).
+ */
+#define RXE_READ_CHUNK_MIN	32
+
 /* rxe_req.c APIs: */
 void rxe_req_reset(struct rxe_qp *qp);
 void rxe_req_start(struct rxe_qp *qp);
@@ -18,6 +26,7 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn);
 void rxe_req_forward(struct rxe_qp *qp, u32 psn);
 bool rxe_req_sq_draining(const struct rxe_qp *qp);
 u32 rxe_req_npkts(const struct rxe_qp *qp, const struct rxe_swqe *wqe);
+bool rxe_req_read_chunk_end(const struct rxe_swqe *wqe, u32 psn);
 
 /**
  * rxe_sq_wqe() - the kernel copy of a send work request

@@ -243,7 +243,6 @@ enum rxe_wqe_state {
 #define RXE_WR_LOCAL		BIT(4)	/* REG_MR, LOCAL_INV, BIND_MW: no packet */
 #define RXE_WR_IMM		BIT(5)	/* carries immediate data */
 #define RXE_WR_INV		BIT(6)	/* carries an rkey to invalidate */
-#define RXE_WR_RD_COUNTED	BIT(7)	/* counted in the requester's rd_atomic */
 
 /**
  * struct rxe_swqe - a send work request, in kernel memory
@@ -254,10 +253,14 @@ enum rxe_wqe_state {
  * @wr: the operation's parameters
  * @state: see enum rxe_wqe_state
  * @status: the completion status once it is not IB_WC_SUCCESS
- * @mask: RXE_WR_* class bits of @opcode, and RXE_WR_RD_COUNTED
+ * @mask: RXE_WR_* class bits of @opcode
  * @first_psn: PSN of its first packet
  * @last_psn: PSN of its last packet (of its last response for a READ)
  * @length: bytes it moves
+ * @rd_chunk: a READ's responses per READ request (rxe_req_read_chunk())
+ * @rd_sent: READ requests (one per @rd_chunk responses), or the atomic
+ *	request, counted in the requester's rd_atomic
+ * @rd_done: those of them answered in full
  * @num_sge: entries in @sge, or 0 for inline data
  * @is_inline: @inline_data holds the payload
  * @sge: the gather list (scatter list for READ and atomics)
@@ -313,6 +316,9 @@ struct rxe_swqe {
 	u32 first_psn;
 	u32 last_psn;
 	u32 length;
+	u32 rd_chunk;
+	u32 rd_sent;
+	u32 rd_done;
 	u32 num_sge;
 	bool is_inline;
 	union {

@@ -493,11 +493,33 @@ void rxe_net_qp_detach(struct rxe_qp *qp)
  */
 void rxe_net_qp_cleanup(struct rxe_qp *qp)
 {
+	struct rxe_net_tx *tx = qp->tx;
+
 	dst_cache_destroy(&qp->dst_cache);
-	RCU_INIT_POINTER(qp->tx->qp, NULL);
+	RCU_INIT_POINTER(tx->qp, NULL);
+	/* rxe_net_qp_inflight() may be looking, under RCU. */
+	WRITE_ONCE(qp->tx, NULL);
 	__module_get(THIS_MODULE);
-	rxe_net_tx_put(qp->tx);
-	qp->tx = NULL;
+	rxe_net_tx_put(tx);
+}
+
+/**
+ * rxe_net_qp_inflight() - the QP's skbs in the network stack
+ * @qp: the QP; it may be being destroyed (rdma res show races with that)
+ *
+ * Return: their number, 0 once the QP let go of them.
+ */
+u32 rxe_net_qp_inflight(const struct rxe_qp *qp)
+{
+	struct rxe_net_tx *tx;
+	u32 n = 0;
+
+	rcu_read_lock();
+	tx = READ_ONCE(qp->tx);
+	if (tx)
+		n = atomic_read(&tx->inflight);
+	rcu_read_unlock();
+	return n;
 }
 
 /**

@@ -684,7 +684,7 @@ int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "resp_msn", READ_ONCE(qp->resp.msn) },
 		{ "req_queue", skb_queue_len(&qp->req_q) },
 		{ "rsp_queue", skb_queue_len(&qp->rsp_q) },
-		{ "skb_inflight", atomic_read(&qp->tx->inflight) },
+		{ "skb_inflight", rxe_net_qp_inflight(qp) },
 	};
 	struct nlattr *table;
 	size_t i;

@@ -44,6 +44,7 @@ int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 int rxe_net_qp_init(struct rxe_qp *qp);
 void rxe_net_qp_detach(struct rxe_qp *qp);
 void rxe_net_qp_cleanup(struct rxe_qp *qp);
+u32 rxe_net_qp_inflight(const struct rxe_qp *qp);
 void rxe_net_qp_reroute(struct rxe_qp *qp);
 
 /**

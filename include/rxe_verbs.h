@@ -544,7 +544,8 @@ struct rxe_resp {
  * @recv_task: the responder
  * @req_q: request packets waiting for the responder
  * @rsp_q: response packets waiting for the completer
- * @tx: the QP's skbs in the network stack (struct rxe_net_tx)
+ * @tx: the QP's skbs in the network stack (struct rxe_net_tx); NULL once
+ *	destroyed, freed after an RCU grace period (rxe_net_qp_inflight())
  * @dst_cache: the route of @path
  * @req: requester state
  * @comp: completer state

@@ -496,7 +496,7 @@ void rxe_net_qp_cleanup(struct rxe_qp *qp)
 	struct rxe_net_tx *tx = qp->tx;
 
 	dst_cache_destroy(&qp->dst_cache);
-	RCU_INIT_POINTER(tx->qp, NULL);
+	rxe_net_qp_detach(qp);
 	/* rxe_net_qp_inflight() may be looking, under RCU. */
 	WRITE_ONCE(qp->tx, NULL);
 	__module_get(THIS_MODULE);

@@ -126,6 +126,14 @@ static bool rxe_req_needs_rd_slot(const struct rxe_qp *qp,
 	return rxe_req_read_index(qp, wqe, qp->req.offset) >= wqe->rd_sent;
 }
 
+/* Must the request at req.offset of @wqe wait for a place to free up? */
+static bool rxe_req_rd_full(const struct rxe_qp *qp,
+			    const struct rxe_swqe *wqe)
+{
+	return rxe_req_needs_rd_slot(qp, wqe) &&
+	       qp->req.rd_atomic >= qp->attr.max_rd_atomic;
+}
+
 /**
  * rxe_req_rewind() - send again from a PSN
  * @qp: the QP
@@ -498,8 +506,7 @@ static bool rxe_req_may_start(struct rxe_qp *qp, struct rxe_swqe *wqe)
 {
 	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
 		return false;
-	return !rxe_req_needs_rd_slot(qp, wqe) ||
-	       qp->req.rd_atomic < qp->attr.max_rd_atomic;
+	return !rxe_req_rd_full(qp, wqe);
 }
 
 /* Send the next packet, or execute the next local work request. */
@@ -551,12 +558,11 @@ static bool rxe_req_send_one(struct rxe_qp *qp)
 			wqe->rd_chunk = rxe_req_read_chunk(qp);
 		wqe->state = RXE_WQE_ACTIVE;
 		qp->req.offset = 0;
+	} else if (rxe_req_rd_full(qp, wqe)) {
+		/* The next READ request of a long READ needs a place too. */
+		return false;
 	}
 
-	/* The next READ request of a long READ needs a place of its own. */
-	if (rxe_req_needs_rd_slot(qp, wqe) &&
-	    qp->req.rd_atomic >= qp->attr.max_rd_atomic)
-		return false;
 	if (rxe_qp_type(qp) == IB_QPT_RC &&
 	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= qp->comp.cwnd)
 		return false;

@@ -17,8 +17,9 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
-           "MR", "PD", "CQ", "QP", "QPAttr", "QPCap", "QPInitAttr", "SGE",
-           "SendWR", "RecvWR", "Context", "PyverbsRDMAError", "status_name"]
+           "connect_rc", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
+           "QPInitAttr", "SGE", "SendWR", "RecvWR", "Context",
+           "PyverbsRDMAError", "status_name"]
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -59,6 +60,32 @@ def status_name(wc):
     return "status %d" % wc.status if wc else "no completion"
 
 
+def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
+               access=ACCESS | e.IBV_ACCESS_MW_BIND, rd_atomic=4,
+               timeout=14, retry_cnt=7, rnr_retry=7):
+    """Take a connected QP from RESET to RTS towards QP dest_qpn at gid,
+    both PSNs starting at 0."""
+    attr = QPAttr()
+    attr.qp_access_flags = access
+    qp.to_init(attr)
+    attr = QPAttr()
+    attr.path_mtu = mtu
+    attr.dest_qp_num = dest_qpn
+    attr.rq_psn = 0
+    attr.max_dest_rd_atomic = rd_atomic
+    attr.min_rnr_timer = 1
+    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gid_index),
+                          is_global=1, port_num=1)
+    qp.to_rtr(attr)
+    attr = QPAttr()
+    attr.sq_psn = 0
+    attr.timeout = timeout
+    attr.retry_cnt = retry_cnt
+    attr.rnr_retry = rnr_retry
+    attr.max_rd_atomic = rd_atomic
+    qp.to_rts(attr)
+
+
 class Pair:
     """Two QPs of one PD on one device, A and B, connected to each other
     over GID gid_index (the device's own IPv4 address by default)."""
@@ -75,26 +102,8 @@ class Pair:
         self.b = QP(self.pd, init)
         self.gid = self.ctx.query_gid(1, gid_index)
         for me, peer in ((self.a, self.b), (self.b, self.a)):
-            attr = QPAttr()
-            attr.qp_access_flags = ACCESS | e.IBV_ACCESS_MW_BIND
-            me.to_init(attr)
-            attr = QPAttr()
-            attr.path_mtu = mtu
-            attr.dest_qp_num = peer.qp_num
-            attr.rq_psn = 0
-            attr.max_dest_rd_atomic = 4
-            attr.min_rnr_timer = 1
-            attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=self.gid,
-                                                 sgid_index=gid_index),
-                                  is_global=1, port_num=1)
-            me.to_rtr(attr)
-            attr = QPAttr()
-            attr.sq_psn = 0
-            attr.timeout = 14
-            attr.retry_cnt = 7
-            attr.rnr_retry = 7
-            attr.max_rd_atomic = 4
-            me.to_rts(attr)
+            connect_rc(me, self.gid, peer.qp_num, gid_index=gid_index,
+                       mtu=mtu)
 
     def poll(self, n=1, timeout=10.0):
         """Up to n completions, waiting at most timeout seconds."""

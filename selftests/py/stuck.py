@@ -14,9 +14,8 @@ import subprocess
 import sys
 import time
 
-from rxelib import (ACCESS, CQ, MR, PD, QP, QPAttr, QPCap, QPInitAttr, SGE,
-                    Context, SendWR, check, e, finish, status_name)
-from pyverbs.addr import AHAttr, GlobalRoute
+from rxelib import (ACCESS, CQ, MR, PD, QP, QPCap, QPInitAttr, SGE, Context,
+                    SendWR, check, connect_rc, e, finish, status_name)
 from pyverbs.addr import GID
 
 DEV, PEER = sys.argv[1], sys.argv[2]
@@ -38,27 +37,11 @@ mr = MR(pd, SIZE, ACCESS)
 cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
 qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
 
-attr = QPAttr()
-attr.qp_access_flags = ACCESS
-qp.to_init(attr)
-attr = QPAttr()
-attr.path_mtu = e.IBV_MTU_1024
-attr.dest_qp_num = 0x123
-attr.rq_psn = 0
-attr.max_dest_rd_atomic = 1
-attr.min_rnr_timer = 1
 quad = [int(x) for x in PEER.split(".")]
 gid = GID("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(quad))
-attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=1), is_global=1,
-                      port_num=1)
-qp.to_rtr(attr)
-attr = QPAttr()
-attr.sq_psn = 0
-attr.timeout = 12          # 16.8 ms
-attr.retry_cnt = 3
-attr.rnr_retry = 0
-attr.max_rd_atomic = 1
-qp.to_rts(attr)
+# timeout 12: 16.8 ms; few retries, so the QP fails soon.
+connect_rc(qp, gid, 0x123, access=ACCESS, rd_atomic=1, timeout=12,
+           retry_cnt=3, rnr_retry=0)
 
 # One 1 MiB RDMA WRITE: 1024 packets, far more than the stack may hold.
 wr = SendWR(opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,

@@ -68,7 +68,7 @@ _run() {
 	# Which command a hung test is in: the last of these without a result.
 	echo ">>> $*" >>"$_out/checks.log"
 	if [ "$(type -t "$1")" = file ]; then
-		timeout -k 5 "$CHECK_TIMEOUT" "$@" >"$log" 2>&1 </dev/null || rc=$?
+		timeout -k 5 "$CHECK_TIMEOUT" stdbuf -oL -eL "$@" >"$log" 2>&1 </dev/null || rc=$?
 		[ "$rc" != 124 ] || echo "(timed out after ${CHECK_TIMEOUT}s)" >>"$log"
 	else
 		"$@" >"$log" 2>&1 </dev/null || rc=$?
@@ -95,7 +95,16 @@ _report() {
 		tail -n 40 "$log" | sed 's/^/    /'
 		echo "    (exit code $rc)"
 		_record_failure "$what"
+		_failure_state
 	fi
+}
+
+# After a failed check, what the RDMA devices looked like: a test may
+# define failure_state() to print it (lib/traffic.sh prints the counters
+# and QPs), so that a failure seen only in a CI log can still say why.
+_failure_state() {
+	[ "$(type -t failure_state)" = function ] || return 0
+	failure_state 2>&1 | head -n 30 | sed 's/^/    | /' || true
 }
 
 check() {
@@ -191,7 +200,9 @@ bg() {
 	local name=$1
 
 	shift
-	timeout -k 5 "$CHECK_TIMEOUT" "$@" >"$_out/$name.log" 2>&1 </dev/null &
+	# Line-buffered, so that a command the timeout kills still leaves
+	# what it printed.
+	timeout -k 5 "$CHECK_TIMEOUT" stdbuf -oL -eL "$@" >"$_out/$name.log" 2>&1 </dev/null &
 	_bg_pid[$name]=$!
 }
 

@@ -919,6 +919,19 @@ bool rxe_resp_run(struct rxe_qp *qp)
 	case IB_QPS_INIT:
 		skb_queue_purge(&qp->req_q);
 		return false;
+	case IB_QPS_RTR:
+		if (!qp->resp.established && !rxe_qp_is_ud(qp) &&
+		    !skb_queue_empty(&qp->req_q)) {
+			/*
+			 * IBA 11.6.3: the first packet a connected QP
+			 * gets in RTR proves the connection up, even when
+			 * the CM's RTU was lost on the way; ib_cm users
+			 * pass this on with rdma_notify().
+			 */
+			qp->resp.established = true;
+			rxe_qp_event(qp, IB_EVENT_COMM_EST);
+		}
+		break;
 	default:
 		break;
 	}

@@ -498,6 +498,7 @@ struct rxe_rd_res {
  * @ack_pending: an ACK is owed for the packets up to @ack_psn
  * @ack_psn: PSN the owed ACK carries
  * @ack_count: packets the owed ACK covers
+ * @established: IB_EVENT_COMM_EST was raised (first packet taken in RTR)
  */
 struct rxe_resp {
 	u32 psn;
@@ -520,6 +521,7 @@ struct rxe_resp {
 	bool ack_pending;
 	u32 ack_psn;
 	u32 ack_count;
+	bool established;
 };
 
 /**

@@ -62,9 +62,9 @@ def status_name(wc):
 
 def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
                access=ACCESS | e.IBV_ACCESS_MW_BIND, rd_atomic=4,
-               timeout=14, retry_cnt=7, rnr_retry=7):
-    """Take a connected QP from RESET to RTS towards QP dest_qpn at gid,
-    both PSNs starting at 0."""
+               timeout=14, retry_cnt=7, rnr_retry=7, rts=True):
+    """Take a connected QP from RESET to RTS (rts=False: to RTR) towards
+    QP dest_qpn at gid, both PSNs starting at 0."""
     attr = QPAttr()
     attr.qp_access_flags = access
     qp.to_init(attr)
@@ -77,6 +77,8 @@ def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
     attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gid_index),
                           is_global=1, port_num=1)
     qp.to_rtr(attr)
+    if not rts:
+        return
     attr = QPAttr()
     attr.sq_psn = 0
     attr.timeout = timeout

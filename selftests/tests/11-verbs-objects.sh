@@ -5,7 +5,8 @@
 # provider (pyverbs): 50 rounds of every object created and destroyed
 # without leaks, resize/modify/query, completion events, and the errno of
 # each bad call. Memory windows, type 1 and type 2, on two loopback QPs:
-# bind, access, the rkey checks and invalidation. Then delete and unload
+# bind, access, the rkey checks and invalidation. Asynchronous QP events:
+# communication established in RTR, SQ drained. Then delete and unload
 # with nothing left behind.
 #
 # guests: 1
@@ -20,6 +21,8 @@ check "pyverbs: objects, resize, events and bad calls (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/objects.py" rxe0 50
 check "pyverbs: memory windows: bind, access, rkey checks, invalidation (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/windows.py" rxe0
+check "pyverbs: QP events: COMM_EST once in RTR, SQ_DRAINED (see checks.log)" \
+	/usr/bin/python3 "$REPO/selftests/py/events.py" rxe0
 check_match "no QP, MR, CQ or PD left on rxe0" "rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0" rdma resource show
 check "rdma link delete rxe0" rxe_del rxe0
 check "rmmod rdma_rxe" rmmod rdma_rxe

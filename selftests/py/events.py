@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Asynchronous QP events through rdma-core's unchanged rxe provider
+(pyverbs), on two connected QPs of one device.
+
+Communication established (IBA 11.6.3): a connected QP still in RTR that
+takes its first packet raises IBV_EVENT_COMM_EST, once, so that a
+consumer whose CM lost the RTU can move on. For RC and UC: QP A stays in
+RTR while B, in RTS, sends to it twice; A then goes to RTS, takes a third
+SEND and is drained to SQD. The events must come in order COMM_EST, then
+SQ_DRAINED: nothing for the second packet in RTR, nor for the one in RTS.
+
+usage: events.py [DEV]
+"""
+
+import os
+import select
+import sys
+import time
+
+from rxelib import (CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr,
+                    RecvWR, SendWR, check, connect_rc, e, finish, status_name)
+
+DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
+NAMES = {e.IBV_EVENT_COMM_EST: "COMM_EST",
+         e.IBV_EVENT_SQ_DRAINED: "SQ_DRAINED"}
+
+
+def async_fds():
+    """The uverbs event files this process has open: with no completion
+    channel created, the async event file of each open device context."""
+    fds = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink("/proc/self/fd/" + name).endswith(
+                    "[infinibandevent]"):
+                fds.append(int(name))
+        except OSError:
+            pass
+    return fds
+
+
+def next_event(ctx, timeout=10.0):
+    """The next async event's type, or None when none comes in time.
+    pyverbs blocks in ibv_get_async_event() holding the interpreter, and
+    does not give out the fd: wait for the fd to be readable first."""
+    ready, _, _ = select.select(async_fds(), [], [], timeout)
+    if not ready:
+        return None
+    ev = ctx.get_async_event()
+    kind = ev.event_type
+    ev.ack()
+    return kind
+
+
+def event_name(ev):
+    return NAMES.get(ev, "event %s" % ev) if ev is not None else "no event"
+
+
+class Events:
+    """QP A (RTR, receiving) and QP B (RTS, sending) of one PD."""
+
+    def __init__(self, qp_type):
+        self.ctx = Context(name=DEV)
+        self.pd = PD(self.ctx)
+        self.cq = CQ(self.ctx, 16)
+        cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1,
+                    max_recv_sge=1)
+        init = QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap)
+        self.a = QP(self.pd, init)
+        self.b = QP(self.pd, init)
+        gid = self.ctx.query_gid(1, 1)
+        connect_rc(self.a, gid, self.b.qp_num, rts=False)
+        connect_rc(self.b, gid, self.a.qp_num)
+        self.mr = MR(self.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+
+    def send(self, n):
+        """B sends one SEND to A; both completions must succeed."""
+        self.a.post_recv(RecvWR(wr_id=100 + n, num_sge=1,
+                                sg=[SGE(self.mr.buf + 2048, 64,
+                                        self.mr.lkey)]))
+        self.b.post_send(SendWR(wr_id=n, opcode=e.IBV_WR_SEND, num_sge=1,
+                                sg=[SGE(self.mr.buf, 64, self.mr.lkey)]))
+        wcs, end = [], time.time() + 10
+        while len(wcs) < 2 and time.time() < end:
+            got, polled = self.cq.poll(2 - len(wcs))
+            wcs.extend(polled[:got])
+            if not got:
+                time.sleep(0.001)
+        ok = len(wcs) == 2 and all(wc.status == e.IBV_WC_SUCCESS
+                                   for wc in wcs)
+        return check("SEND %d from B reaches A" % n, ok,
+                     ", ".join(status_name(wc) for wc in wcs) or
+                     "no completion")
+
+
+def run(name, qp_type):
+    t = Events(qp_type)
+    t.send(1)
+    ev = next_event(t.ctx)
+    check("%s: a QP in RTR raises COMM_EST on its first packet" % name,
+          ev == e.IBV_EVENT_COMM_EST, event_name(ev))
+    t.send(2)
+    attr = QPAttr()
+    attr.sq_psn = 0
+    attr.timeout = 14
+    attr.retry_cnt = 7
+    attr.rnr_retry = 7
+    attr.max_rd_atomic = 1
+    t.a.to_rts(attr)
+    t.send(3)
+    attr = QPAttr(qp_state=e.IBV_QPS_SQD)
+    attr.en_sqd_async_notify = 1
+    t.a.modify(attr, e.IBV_QP_STATE | e.IBV_QP_EN_SQD_ASYNC_NOTIFY)
+    ev = next_event(t.ctx)
+    check("%s: then SQ_DRAINED, no second COMM_EST (RTR or RTS)" % name,
+          ev == e.IBV_EVENT_SQ_DRAINED, event_name(ev))
+    t.ctx.close()
+
+
+run("RC", e.IBV_QPT_RC)
+run("UC", e.IBV_QPT_UC)
+finish()

@@ -200,8 +200,9 @@ bg() {
 	local name=$1
 
 	shift
-	# Line-buffered, so that a command the timeout kills still leaves
-	# what it printed.
+	# Line-buffered, as in _run(), so that a command the timeout kills
+	# still leaves what it printed. timeout itself must be the background
+	# process (not a shell function around it): bg_kill signals $!.
 	timeout -k 5 "$CHECK_TIMEOUT" stdbuf -oL -eL "$@" >"$_out/$name.log" 2>&1 </dev/null &
 	_bg_pid[$name]=$!
 }

@@ -15,10 +15,9 @@ usage: events.py [DEV]
 import os
 import select
 import sys
-import time
 
-from rxelib import (CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr,
-                    RecvWR, SendWR, check, connect_rc, e, finish, status_name)
+from rxelib import (MR, SGE, Pair, QPAttr, RecvWR, SendWR, check, e, finish,
+                    status_name, to_rts)
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
 NAMES = {e.IBV_EVENT_COMM_EST: "COMM_EST",
@@ -56,21 +55,11 @@ def event_name(ev):
     return NAMES.get(ev, "event %s" % ev) if ev is not None else "no event"
 
 
-class Events:
+class Events(Pair):
     """QP A (RTR, receiving) and QP B (RTS, sending) of one PD."""
 
     def __init__(self, qp_type):
-        self.ctx = Context(name=DEV)
-        self.pd = PD(self.ctx)
-        self.cq = CQ(self.ctx, 16)
-        cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1,
-                    max_recv_sge=1)
-        init = QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap)
-        self.a = QP(self.pd, init)
-        self.b = QP(self.pd, init)
-        gid = self.ctx.query_gid(1, 1)
-        connect_rc(self.a, gid, self.b.qp_num, rts=False)
-        connect_rc(self.b, gid, self.a.qp_num)
+        super().__init__(dev=DEV, qp_type=qp_type, a_rts=False)
         self.mr = MR(self.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
 
     def send(self, n):
@@ -80,12 +69,7 @@ class Events:
                                         self.mr.lkey)]))
         self.b.post_send(SendWR(wr_id=n, opcode=e.IBV_WR_SEND, num_sge=1,
                                 sg=[SGE(self.mr.buf, 64, self.mr.lkey)]))
-        wcs, end = [], time.time() + 10
-        while len(wcs) < 2 and time.time() < end:
-            got, polled = self.cq.poll(2 - len(wcs))
-            wcs.extend(polled[:got])
-            if not got:
-                time.sleep(0.001)
+        wcs = self.poll(2)
         ok = len(wcs) == 2 and all(wc.status == e.IBV_WC_SUCCESS
                                    for wc in wcs)
         return check("SEND %d from B reaches A" % n, ok,
@@ -100,13 +84,7 @@ def run(name, qp_type):
     check("%s: a QP in RTR raises COMM_EST on its first packet" % name,
           ev == e.IBV_EVENT_COMM_EST, event_name(ev))
     t.send(2)
-    attr = QPAttr()
-    attr.sq_psn = 0
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.max_rd_atomic = 1
-    t.a.to_rts(attr)
+    to_rts(t.a)
     t.send(3)
     attr = QPAttr(qp_state=e.IBV_QPS_SQD)
     attr.en_sqd_async_notify = 1

@@ -17,7 +17,7 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
-           "connect_rc", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
+           "connect_rc", "to_rts", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
            "QPInitAttr", "SGE", "SendWR", "RecvWR", "Context",
            "PyverbsRDMAError", "status_name"]
 
@@ -77,8 +77,12 @@ def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
     attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gid_index),
                           is_global=1, port_num=1)
     qp.to_rtr(attr)
-    if not rts:
-        return
+    if rts:
+        to_rts(qp, rd_atomic, timeout, retry_cnt, rnr_retry)
+
+
+def to_rts(qp, rd_atomic=4, timeout=14, retry_cnt=7, rnr_retry=7):
+    """Take a connected QP from RTR to RTS, its send PSN starting at 0."""
     attr = QPAttr()
     attr.sq_psn = 0
     attr.timeout = timeout
@@ -90,10 +94,11 @@ def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
 
 class Pair:
     """Two QPs of one PD on one device, A and B, connected to each other
-    over GID gid_index (the device's own IPv4 address by default)."""
+    over GID gid_index (the device's own IPv4 address by default). With
+    a_rts=False, A stays in RTR: it receives, but cannot send."""
 
     def __init__(self, dev="rxe0", gid_index=1, qp_type=e.IBV_QPT_RC,
-                 depth=64, sge=4, mtu=e.IBV_MTU_1024):
+                 depth=64, sge=4, mtu=e.IBV_MTU_1024, a_rts=True):
         self.ctx = Context(name=dev)
         self.pd = PD(self.ctx)
         self.cq = CQ(self.ctx, 4 * depth)
@@ -103,9 +108,10 @@ class Pair:
         self.a = QP(self.pd, init)
         self.b = QP(self.pd, init)
         self.gid = self.ctx.query_gid(1, gid_index)
-        for me, peer in ((self.a, self.b), (self.b, self.a)):
-            connect_rc(me, self.gid, peer.qp_num, gid_index=gid_index,
-                       mtu=mtu)
+        connect_rc(self.a, self.gid, self.b.qp_num, gid_index=gid_index,
+                   mtu=mtu, rts=a_rts)
+        connect_rc(self.b, self.gid, self.a.qp_num, gid_index=gid_index,
+                   mtu=mtu)
 
     def poll(self, n=1, timeout=10.0):
         """Up to n completions, waiting at most timeout seconds."""

@@ -44,10 +44,15 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
  * @rxe: the sending device
  * @bth_len: bytes from the BTH to the end of the ICRC
  *
- * The data comes from the per-CPU page fragment caches of the network
- * stack, which recycle their pages: a kmalloc()ed head would be zeroed
- * on every allocation by the init_on_alloc hardening distributions turn
- * on, and every byte of it is overwritten here anyway.
+ * The head comes from the per-CPU page fragment cache of the network
+ * stack, whatever its size, and is built into an skb around it. Those
+ * pages are recycled without being cleared. A kmalloc()ed head, which
+ * __netdev_alloc_skb() still uses below 1 KiB (every ACK, every small
+ * message) and above a page (every packet at a 4 KiB MTU), is zeroed on
+ * each allocation under the init_on_alloc hardening that distributions
+ * turn on: 8 KiB of memset() for each 4 KiB packet. Every byte of the
+ * head is written here anyway. kmalloc() stays the fallback, for when
+ * the cache has no room (it may hold single pages under memory pressure).
  *
  * Context: any; allocates with GFP_ATOMIC.
  * Return: an skb whose data is @bth_len bytes from the BTH on, or NULL.
@@ -56,9 +61,21 @@ struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 				  unsigned int bth_len)
 {
 	unsigned int headroom = rxe_net_headroom(rxe);
-	struct sk_buff *skb;
+	unsigned int len = headroom + bth_len;
+	unsigned int size = SKB_HEAD_ALIGN(len);
+	struct sk_buff *skb = NULL;
+	void *data;
 
-	skb = __netdev_alloc_skb(NULL, headroom + bth_len, GFP_ATOMIC);
+	if (size <= PAGE_FRAG_CACHE_MAX_SIZE) {
+		data = netdev_alloc_frag(size);
+		if (data) {
+			skb = build_skb(data, size);
+			if (!skb)
+				skb_free_frag(data);
+		}
+	}
+	if (!skb)
+		skb = alloc_skb(len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, headroom);

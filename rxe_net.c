@@ -47,12 +47,13 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
  * The head comes from the per-CPU page fragment cache of the network
  * stack, whatever its size, and is built into an skb around it. Those
  * pages are recycled without being cleared. A kmalloc()ed head, which
- * __netdev_alloc_skb() still uses below 1 KiB (every ACK, every small
- * message) and above a page (every packet at a 4 KiB MTU), is zeroed on
- * each allocation under the init_on_alloc hardening that distributions
- * turn on: 8 KiB of memset() for each 4 KiB packet. Every byte of the
- * head is written here anyway. kmalloc() stays the fallback, for when
- * the cache has no room (it may hold single pages under memory pressure).
+ * __netdev_alloc_skb() still uses for small ones (every ACK, every small
+ * message) and for those above a page (every packet at a 4 KiB MTU), is
+ * zeroed on each allocation under the init_on_alloc hardening that
+ * distributions turn on: 8 KiB of memset() for each 4 KiB packet. Every
+ * byte of the head is written here anyway. kmalloc() stays the fallback,
+ * for when the cache has no room (it may hold single pages under memory
+ * pressure).
  *
  * Context: any; allocates with GFP_ATOMIC.
  * Return: an skb whose data is @bth_len bytes from the BTH on, or NULL.

@@ -101,6 +101,27 @@ void rxe_comp_stop_timers(struct rxe_qp *qp)
 	hrtimer_cancel(&qp->comp.rnr_timer);
 }
 
+/* The QP starts or stops having packets unacknowledged (see busy_qps). */
+static void rxe_comp_set_busy(struct rxe_qp *qp, bool busy)
+{
+	if (qp->comp.busy == busy)
+		return;
+	qp->comp.busy = busy;
+	if (busy)
+		atomic_inc(&rxe_qp_dev(qp)->busy_qps);
+	else
+		atomic_dec(&rxe_qp_dev(qp)->busy_qps);
+}
+
+/**
+ * rxe_comp_idle() - the QP no longer counts as sending on its device
+ * @qp: a QP whose send task is disabled, or the send task itself
+ */
+void rxe_comp_idle(struct rxe_qp *qp)
+{
+	rxe_comp_set_busy(qp, false);
+}
+
 /**
  * rxe_comp_reset() - forget everything the completer knows
  * @qp: a QP moving to RESET, whose tasks are disabled
@@ -108,6 +129,7 @@ void rxe_comp_stop_timers(struct rxe_qp *qp)
 void rxe_comp_reset(struct rxe_qp *qp)
 {
 	rxe_comp_stop_timers(qp);
+	rxe_comp_idle(qp);
 	qp->comp.psn = 0;
 	qp->comp.rnr_wait = false;
 	qp->comp.events = 0;
@@ -203,8 +225,10 @@ void rxe_comp_sent(struct rxe_qp *qp, u32 psn, bool timed)
 		comp->rtt_start = ktime_get();
 	}
 	/* Nothing was outstanding: the local ACK timeout starts with it. */
-	if (fresh && psn == comp->psn)
+	if (fresh && psn == comp->psn) {
 		rxe_comp_deadline_start(qp);
+		rxe_comp_set_busy(qp, true);
+	}
 	if (!comp->rnr_wait && !hrtimer_is_queued(&comp->ack_timer))
 		rxe_comp_timer_restart(qp);
 }
@@ -247,6 +271,14 @@ enum rxe_comp_loss_kind {
 	RXE_LOSS_TIMEOUT,	/* the QP's own timeout: nothing came back */
 };
 
+/* The least window: this QP's share of RXE_CWND_MIN on its device. */
+static u32 rxe_comp_floor(const struct rxe_qp *qp)
+{
+	int busy = atomic_read(&rxe_qp_dev(qp)->busy_qps);
+
+	return max_t(u32, RXE_CWND_MIN / max(busy, 1), RXE_CWND_LEAST);
+}
+
 /*
  * Packets were lost: halve the window, once per loss episode; the QP's
  * own timeout shrinks it to the least. An episode the retry timer began
@@ -260,7 +292,7 @@ static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 		comp->undo_cwnd = comp->cwnd;
 		comp->undo_ssthresh = comp->ssthresh;
 		comp->undo_armed = kind != RXE_LOSS_SEEN;
-		comp->ssthresh = max_t(u32, comp->cwnd / 2, RXE_CWND_MIN);
+		comp->ssthresh = max(comp->cwnd / 2, rxe_comp_floor(qp));
 		comp->cwnd = comp->ssthresh;
 		comp->cwnd_acked = 0;
 		comp->in_recovery = true;
@@ -269,7 +301,7 @@ static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 		comp->undo_armed = false;
 	}
 	if (kind == RXE_LOSS_TIMEOUT)
-		comp->cwnd = RXE_CWND_MIN;
+		comp->cwnd = rxe_comp_floor(qp);
 }
 
 /*
@@ -313,6 +345,7 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 	} else {
 		comp->deadline = 0;
 		hrtimer_try_to_cancel(&comp->ack_timer);
+		rxe_comp_set_busy(qp, false);
 	}
 }
 
@@ -770,6 +803,7 @@ static void rxe_comp_flush(struct rxe_qp *qp)
 	hrtimer_try_to_cancel(&qp->comp.ack_timer);
 	hrtimer_try_to_cancel(&qp->comp.rnr_timer);
 	qp->comp.rnr_wait = false;
+	rxe_comp_idle(qp);
 
 	while (q->kidx != prod) {
 		if (q->kidx == qp->req.tail) {

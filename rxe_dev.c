@@ -207,6 +207,9 @@ void rxe_dev_dealloc(struct ib_device *ibdev)
 			ibdev_err(ibdev, "%d %s objects leaked\n", n,
 				  rxe_obj_name(i));
 	}
+	n = atomic_read(&rxe->busy_qps);
+	if (n)
+		ibdev_err(ibdev, "%d QPs still counted as sending\n", n);
 
 	xa_destroy(&rxe->qp_xa);
 	xa_destroy(&rxe->key_xa);

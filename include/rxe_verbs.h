@@ -405,6 +405,7 @@ struct rxe_req {
  *	smaller window wastes less: it halves on a loss and grows back by
  *	one PSN per window acknowledged
  * @ssthresh: below it the window grows by each PSN acknowledged
+ * @busy: counted in the device's busy_qps (packets unacknowledged)
  * @cwnd_acked: PSNs acknowledged towards the next linear step
  * @recover_psn: req.top_psn when the last loss was seen; losses before
  *	@psn reaches it belong to the same episode and shrink nothing more
@@ -436,6 +437,7 @@ struct rxe_comp {
 	unsigned long events;
 	u32 cwnd;
 	u32 ssthresh;
+	bool busy;
 	u32 cwnd_acked;
 	u32 recover_psn;
 	bool in_recovery;

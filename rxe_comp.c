@@ -89,18 +89,6 @@ void rxe_comp_init(struct rxe_qp *qp)
 	qp->comp.rnr_timer.function = rxe_comp_rnr_timer_fn;
 }
 
-/**
- * rxe_comp_stop_timers() - stop both timers and wait for their callbacks
- * @qp: a QP whose send task is disabled, so nothing re-arms them
- *
- * Context: process context; may sleep.
- */
-void rxe_comp_stop_timers(struct rxe_qp *qp)
-{
-	hrtimer_cancel(&qp->comp.ack_timer);
-	hrtimer_cancel(&qp->comp.rnr_timer);
-}
-
 /* The QP starts or stops having packets unacknowledged (see busy_qps). */
 static void rxe_comp_set_busy(struct rxe_qp *qp, bool busy)
 {
@@ -114,11 +102,19 @@ static void rxe_comp_set_busy(struct rxe_qp *qp, bool busy)
 }
 
 /**
- * rxe_comp_idle() - the QP no longer counts as sending on its device
- * @qp: a QP whose send task is disabled, or the send task itself
+ * rxe_comp_stop() - stop the completer of a QP whose send task is disabled
+ * @qp: the QP
+ *
+ * Stops both timers and waits for their callbacks (nothing re-arms them
+ * with the send task disabled), and takes the QP out of the device's
+ * count of sending QPs.
+ *
+ * Context: process context; may sleep.
  */
-void rxe_comp_idle(struct rxe_qp *qp)
+void rxe_comp_stop(struct rxe_qp *qp)
 {
+	hrtimer_cancel(&qp->comp.ack_timer);
+	hrtimer_cancel(&qp->comp.rnr_timer);
 	rxe_comp_set_busy(qp, false);
 }
 
@@ -128,8 +124,7 @@ void rxe_comp_idle(struct rxe_qp *qp)
  */
 void rxe_comp_reset(struct rxe_qp *qp)
 {
-	rxe_comp_stop_timers(qp);
-	rxe_comp_idle(qp);
+	rxe_comp_stop(qp);
 	qp->comp.psn = 0;
 	qp->comp.rnr_wait = false;
 	qp->comp.events = 0;
@@ -803,7 +798,7 @@ static void rxe_comp_flush(struct rxe_qp *qp)
 	hrtimer_try_to_cancel(&qp->comp.ack_timer);
 	hrtimer_try_to_cancel(&qp->comp.rnr_timer);
 	qp->comp.rnr_wait = false;
-	rxe_comp_idle(qp);
+	rxe_comp_set_busy(qp, false);
 
 	while (q->kidx != prod) {
 		if (q->kidx == qp->req.tail) {

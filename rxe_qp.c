@@ -561,8 +561,7 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	rxe_task_disable(&qp->send_task);
 	rxe_task_disable(&qp->recv_task);
-	rxe_comp_stop_timers(qp);
-	rxe_comp_idle(qp);
+	rxe_comp_stop(qp);
 	skb_queue_purge(&qp->req_q);
 	skb_queue_purge(&qp->rsp_q);
 	rxe_obj_drain(&qp->obj);

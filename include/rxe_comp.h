@@ -57,9 +57,8 @@
 /* rxe_comp.c APIs: */
 void rxe_comp_init(struct rxe_qp *qp);
 void rxe_comp_reset(struct rxe_qp *qp);
-void rxe_comp_idle(struct rxe_qp *qp);
 void rxe_comp_start(struct rxe_qp *qp);
-void rxe_comp_stop_timers(struct rxe_qp *qp);
+void rxe_comp_stop(struct rxe_qp *qp);
 void rxe_comp_sent(struct rxe_qp *qp, u32 psn, bool timed);
 bool rxe_comp_window_open(const struct rxe_qp *qp);
 u32 rxe_comp_ack_req_every(const struct rxe_qp *qp);

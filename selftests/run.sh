@@ -17,7 +17,9 @@
 # RXE_KABI / RXE_KSUITE another guest kernel, RXE_VM_* the guests (see
 # lib/vm.sh). Logs go to selftests/results/<timestamp>/ (and results/latest).
 # Prints "PASS name (Ns)" or "FAIL name (Ns): why" for each, ends with
-# "N passed, N failed" and exits non-zero when anything failed.
+# "N passed, N failed" and exits non-zero when anything failed. A test
+# headed "# reference: theirs" (it runs the kernel's own rdma_rxe) that
+# fails prints "RETRY name" with why and is run once more.
 
 set -euo pipefail
 
@@ -90,7 +92,7 @@ report() {
 
 pass() {
 	passed=$((passed + 1))
-	report "PASS $1 ($2s)"
+	report "PASS $1 ($2s${3:-})"
 }
 
 failure() {
@@ -128,29 +130,32 @@ if [ "$build" = 1 ]; then
 	fi
 fi
 
-for t in "${tests[@]}"; do
-	name=$(basename "$t" .sh)
-	nguests=$(vm_header "$t" guests)
-	timeout=$(vm_header "$t" timeout)
-	out=$results/$name
-	mkdir -p "$out"
-	start=$SECONDS
-	if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
-		pass "$name" "$((SECONDS - start))"
-		continue
-	fi
-	failure "$name" "$((SECONDS - start))" "$VM_REASON"
-	say "    logs: $rel/$name/"
+# Say why the run in $1 failed: for each guest that failed, its failed
+# checks (the last lines of each one's output: perftest and friends print
+# a page of banner first and the error last), how the test ended, and for
+# a timeout the blocked tasks and the QPs' state.
+explain() {
+	local out=$1 g
 	for g in a b; do
 		[ -d "$out/$g" ] || continue
 		[ "$(cat "$out/$g/status" 2>/dev/null)" != 0 ] || continue
 		if [ -s "$out/$g/test.log" ]; then
-			# The failed checks with their output, then how it ended.
-			say "    guest $g, failed checks:"
-			awk '/^not ok - / { p = 1; print; next } /^(ok - |# )/ { p = 0 } p' \
-				"$out/$g/test.log" | head -n 80 | sed 's/^/    | /'
+			say "    guest $g, failed checks (last lines of each):"
+			awk -v n=12 '
+				function flush(i, from) {
+					if (!p) return
+					from = k > n ? k - n + 1 : 1
+					if (from > 1) print "    [" from - 1 " lines before]"
+					for (i = from; i <= k; i++) print buf[i]
+					p = 0
+				}
+				/^not ok - / { flush(); print; p = 1; k = 0; next }
+				/^(ok - |# )/ { flush(); next }
+				p { buf[++k] = $0 }
+				END { flush() }' "$out/$g/test.log" |
+				head -n 60 | sed 's/^/    | /'
 			say "    guest $g, end of test.log:"
-			tail_indented "$out/$g/test.log" 10
+			tail_indented "$out/$g/test.log" 6
 			if grep -q 'timed out' "$out/$g/reason" 2>/dev/null; then
 				say "    guest $g, end of dmesg.log (blocked tasks):"
 				tail_indented "$out/$g/dmesg.log" 40
@@ -164,6 +169,40 @@ for t in "${tests[@]}"; do
 			tail_indented "$out/$g/console.log" 25
 		fi
 	done
+}
+
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	nguests=$(vm_header "$t" guests)
+	timeout=$(vm_header "$t" timeout)
+	out=$results/$name
+	mkdir -p "$out"
+	start=$SECONDS
+	if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
+		pass "$name" "$((SECONDS - start))"
+		continue
+	fi
+	# A test that runs the kernel's own rdma_rxe ("# reference: theirs")
+	# gets a second run: the 6.1 driver now and then hangs or fails a
+	# transfer under TCG on its own (seen in CI in 02-theirs-smoke, where
+	# nothing of ours is loaded). The first failure is still printed in
+	# full and its logs kept in <test>.first/; a test of ours alone is
+	# never run twice.
+	if [ "$(vm_header "$t" reference)" = theirs ]; then
+		report "RETRY $name ($((SECONDS - start))s): $VM_REASON"
+		say "    logs: $rel/$name.first/"
+		explain "$out"
+		mv "$out" "$out.first"
+		mkdir -p "$out"
+		start=$SECONDS
+		if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
+			pass "$name" "$((SECONDS - start))" ", second run"
+			continue
+		fi
+	fi
+	failure "$name" "$((SECONDS - start))" "$VM_REASON"
+	say "    logs: $rel/$name/"
+	explain "$out"
 done
 
 finish_run

@@ -8,6 +8,7 @@
 #
 # guests: 1
 # timeout: 300
+# reference: theirs
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

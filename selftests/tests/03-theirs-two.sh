@@ -7,6 +7,7 @@
 #
 # guests: 2
 # timeout: 360
+# reference: theirs
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

@@ -10,6 +10,7 @@
 #
 # guests: 2
 # timeout: 480
+# reference: theirs
 
 export RXE_IMPL_B=theirs
 # shellcheck source=selftests/lib/interop.sh

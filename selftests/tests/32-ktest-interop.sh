@@ -9,6 +9,7 @@
 #
 # guests: 2
 # timeout: 400
+# reference: theirs
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

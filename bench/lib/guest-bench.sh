@@ -24,7 +24,16 @@
 # Environment (from bench/run.sh through lib/vm.sh): RXE_BENCH_TOPO (loop,
 # two), RXE_BENCH_ORDER, RXE_BENCH_DURATION (perftest -D), RXE_BENCH_MARGIN
 # (perftest -f), RXE_BENCH_LAT_ITERS (perftest -n for latency),
-# RXE_BENCH_QUICK, RXE_BENCH_FILTER (see lib/cases.sh).
+# RXE_BENCH_QUICK, RXE_BENCH_FILTER (see lib/cases.sh), RXE_BENCH_DONE (a
+# file of "IMPL ID" lines: runs an earlier boot of this round already made,
+# skipped here).
+#
+# The wire: with two guests, after every case both guests look for a stalled
+# transmit queue (NETDEV WATCHDOG in their kernel log: QEMU's emulated NIC
+# stops taking packets and nothing in the guest restarts it, see
+# docs/performance.md). Then the case just run is moved to runs/wire-lost/,
+# the boot ends early with "IMPL ID" in $RESULTS/$GUEST/wire-lost, and
+# bench/run.sh boots the pair again for the runs not yet made.
 
 # It changes the MTU, netem and modules of the machine it runs on: only in
 # a test guest, never on the host.
@@ -377,6 +386,41 @@ set_mtu() {
 	ip link set eth0 mtu "$1" >>"$PHASELOG" 2>&1
 }
 
+# run_done IMPL ID: an earlier boot of this round made this run.
+run_done() {
+	[ -n "${RXE_BENCH_DONE:-}" ] && grep -qxF "$1 $2" "$RXE_BENCH_DONE" 2>/dev/null
+}
+
+# wire_check TAG: 0 while both guests' transmit queues move, 1 when either
+# guest's stalled (the other guest learns it through the barrier), 2 when
+# the other guest is gone.
+wire_check() {
+	local tag=wire-$1 ok=1 g v
+
+	[ "$NGUESTS" = 2 ] || return 0
+	! dmesg | grep -q 'NETDEV WATCHDOG' || ok=0
+	! both_ok "$tag" "$ok" || return 0
+	for g in a b; do
+		read -r v 2>/dev/null <"$RESULTS/barrier/$tag.ok.$g" || return 2
+		[ "$v" = 1 ] || return 1
+	done
+	return 2
+}
+
+# wire_lost IMPL ID: the run of ID just made went over a stalled wire: keep
+# its files aside, out of the report, and end the boot.
+wire_lost() {
+	local f
+
+	mkdir -p "$RUNS/wire-lost"
+	for f in "$RUNS/$1.${2//\//_}".*; do
+		[ ! -e "$f" ] || mv "$f" "$RUNS/wire-lost/"
+	done
+	echo "$1 $2" >"$_out/wire-lost"
+	log "$1: $2: the wire stalled (NETDEV WATCHDOG); ending this boot"
+	dmesg | grep -m 3 'NETDEV WATCHDOG' >>"$PHASELOG" || true
+}
+
 # --- the boot ----------------------------------------------------------------
 
 # (No process substitution: the guest has no /dev/fd.)
@@ -402,22 +446,43 @@ fi
 for c in "${CASES[@]}"; do
 	read -r id kind mtu tool size qps loss <<<"$c"
 	[ "$kind" = iperf ] || continue
+	! run_done wire "$id" || continue
 	set_mtu "$mtu" || log "ip link set eth0 mtu $mtu failed"
 	barrier "iperf-mtu-$mtu" || break
 	log "wire: $id"
 	run_case wire "$id" "$kind" "$mtu" "$tool" "$size" "$qps" "$loss" || break
+	wire=0
+	wire_check "$_ncase" || wire=$?
+	[ "$wire" != 1 ] || wire_lost wire "$id"
+	[ "$wire" = 0 ] || break
 done
 set_mtu 1500 || true
 
 peer_gone=0
+[ ! -e "$_out/wire-lost" ] || peer_gone=1
 for impl in "${ORDER[@]}"; do
 	[ "$peer_gone" = 0 ] || break
+	todo=0
+	for c in "${CASES[@]}"; do
+		read -r id kind _ <<<"$c"
+		[ "$kind" = iperf ] || run_done "$impl" "$id" || todo=1
+	done
+	if [ "$todo" = 0 ]; then
+		log "$impl: every run made in an earlier boot"
+		continue
+	fi
 	log "$impl: loading"
 	dmesg_mark "bench $impl"
 	ok=1
 	load_rxe "$impl" >>"$PHASELOG" 2>&1 || ok=0
 	loaded_ok=$ok
 	for mtu in "${MTUS[@]}"; do
+		todo=0
+		for c in "${CASES[@]}"; do
+			read -r id kind cmtu _ <<<"$c"
+			[ "$kind" = iperf ] || [ "$cmtu" != "$mtu" ] || run_done "$impl" "$id" || todo=1
+		done
+		[ "$todo" = 1 ] || continue
 		ok=$loaded_ok
 		why="load_rxe $impl failed"
 		if [ "$ok" = 1 ]; then
@@ -435,7 +500,8 @@ for impl in "${ORDER[@]}"; do
 			for c in "${CASES[@]}"; do
 				read -r id kind cmtu tool size qps loss <<<"$c"
 				if [ "$kind" = iperf ] || [ "$cmtu" != "$mtu" ]; then continue; fi
-				skip_case "$impl" "$id" "$kind" "$cmtu" "$tool" "$size" "$qps" "$loss" -- "$why"
+				run_done "$impl" "$id" ||
+					skip_case "$impl" "$id" "$kind" "$cmtu" "$tool" "$size" "$qps" "$loss" -- "$why"
 			done
 			rdma link delete rxe0 >>"$PHASELOG" 2>&1 || true
 			[ "$peer_gone" = 0 ] || break
@@ -445,8 +511,16 @@ for impl in "${ORDER[@]}"; do
 		for c in "${CASES[@]}"; do
 			read -r id kind cmtu tool size qps loss <<<"$c"
 			if [ "$kind" = iperf ] || [ "$cmtu" != "$mtu" ]; then continue; fi
+			! run_done "$impl" "$id" || continue
 			if ! run_case "$impl" "$id" "$kind" "$cmtu" "$tool" "$size" "$qps" "$loss"; then
 				log "$impl: $id: the other guest is gone"
+				peer_gone=1
+				break
+			fi
+			wire=0
+			wire_check "$_ncase" || wire=$?
+			[ "$wire" != 1 ] || wire_lost "$impl" "$id"
+			if [ "$wire" != 0 ]; then
 				peer_gone=1
 				break
 			fi

@@ -665,15 +665,22 @@ def report(dirname):
                                                 r["attempts"]) for r in retried))
     bad = []
     for b in boots:
-        if int(b.get("boots", "1") or 1) > 1:
+        stalls = int(b.get("wire_stalls", "0") or 0)
+        for i in range(1, stalls + 1):
+            bad.append("round %d %s: the wire stalled (a guest's virtio transmit queue, "
+                       "NETDEV WATCHDOG) at %s; that run is set aside and the pair booted "
+                       "again for the runs not yet made" % (
+                           b["round"], b["topo"], b.get("wire_stall%d" % i, "?")))
+        if int(b.get("boots", "1") or 1) > 1 + stalls:
             bad.append("round %d %s: booted again after the first boot failed before any run: %s" % (
                 b["round"], b["topo"],
                 (read_text(b["dir"] + ".failed-boot/reason") or "?").strip()))
         if b.get("rc", "0") != "0" and b.get("reason"):
             bad.append("round %d %s: %s" % (b["round"], b["topo"], b["reason"]))
         for g in ("a", "b"):
-            for impl in IMPLS:
-                t = read_text(os.path.join(b["dir"], g, "dmesg-bad-%s.log" % impl))
+            for f in sorted(glob.glob(os.path.join(b["dir"], g, "*dmesg-bad-*.log"))):
+                t = read_text(f)
+                impl = os.path.basename(f)[:-4].replace("dmesg-bad-", "")
                 if t and t.strip():
                     lines = t.strip().splitlines()
                     bad.append("round %d %s guest %s, %s: %d kernel log line(s) like `%s`" % (

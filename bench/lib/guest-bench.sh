@@ -28,10 +28,10 @@
 # file of "IMPL ID" lines: runs an earlier boot of this round already made,
 # skipped here).
 #
-# The wire: with two guests, after every case both guests look for a stalled
-# transmit queue (NETDEV WATCHDOG in their kernel log: QEMU's emulated NIC
-# stops taking packets and nothing in the guest restarts it, see
-# docs/performance.md). Then the case just run is moved to runs/wire-lost/,
+# The wire: with two guests, after every case both guests ping each other
+# and look for a stalled transmit queue (NETDEV WATCHDOG in their kernel
+# log): QEMU's emulated NIC sometimes stops taking a guest's packets and
+# nothing in the guest restarts it, see docs/performance.md. Then the case just run is moved to runs/wire-lost/,
 # the boot ends early with "IMPL ID" in $RESULTS/$GUEST/wire-lost, and
 # bench/run.sh boots the pair again for the runs not yet made.
 
@@ -391,14 +391,17 @@ run_done() {
 	[ -n "${RXE_BENCH_DONE:-}" ] && grep -qxF "$1 $2" "$RXE_BENCH_DONE" 2>/dev/null
 }
 
-# wire_check TAG: 0 while both guests' transmit queues move, 1 when either
-# guest's stalled (the other guest learns it through the barrier), 2 when
-# the other guest is gone.
+# wire_check TAG: 0 while the wire carries packets both ways, 1 when it
+# stopped (the other guest learns it through the barrier), 2 when the other
+# guest is gone. A stalled transmit queue shows first as pings that get no
+# answer: the watchdog only fires once the ring is full, which light
+# traffic (a connection attempt, ACKs) can take minutes to do.
 wire_check() {
 	local tag=wire-$1 ok=1 g v
 
 	[ "$NGUESTS" = 2 ] || return 0
 	! dmesg | grep -q 'NETDEV WATCHDOG' || ok=0
+	[ "$ok" = 0 ] || ping -q -n -c 3 -i 0.2 -W 2 "$PEER_IP" >/dev/null 2>&1 || ok=0
 	! both_ok "$tag" "$ok" || return 0
 	for g in a b; do
 		read -r v 2>/dev/null <"$RESULTS/barrier/$tag.ok.$g" || return 2
@@ -417,8 +420,9 @@ wire_lost() {
 		[ ! -e "$f" ] || mv "$f" "$RUNS/wire-lost/"
 	done
 	echo "$1 $2" >"$_out/wire-lost"
-	log "$1: $2: the wire stalled (NETDEV WATCHDOG); ending this boot"
+	log "$1: $2: the wire stopped (no answer to ping or NETDEV WATCHDOG); ending this boot"
 	dmesg | grep -m 3 'NETDEV WATCHDOG' >>"$PHASELOG" || true
+	ip -s link show eth0 >>"$PHASELOG" 2>&1 || true
 }
 
 # --- the boot ----------------------------------------------------------------

@@ -27,6 +27,7 @@
 #   RXE_VM_SMP     vCPUs per guest (default 2 for one guest, 1 for two)
 #   RXE_VM_MEM     memory per guest (default 2G)
 #   RXE_VM_SHELL=1 interactive shell on the console instead of the test
+#   RXE_VM_NIC     extra virtio-net-pci properties (e.g. event_idx=off)
 #                  (one guest; Ctrl-a x quits QEMU)
 #   VM_FOLLOW=1    print the guests' test output to the terminal as it comes
 #   RXE_*          every other RXE_ variable is passed to the test
@@ -126,7 +127,7 @@ vm_start() {
 		-fsdev "local,id=res,path=$VM_TMP/share,security_model=none" \
 		-device "virtio-9p-pci,fsdev=res,mount_tag=results" \
 		-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
-		-device "virtio-net-pci,netdev=n0,mac=$mac,speed=10000,duplex=full")
+		-device "virtio-net-pci,netdev=n0,mac=$mac,speed=10000,duplex=full${RXE_VM_NIC:+,$RXE_VM_NIC}")
 	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
 		# In the foreground: the console is this terminal.
 		"${VM_CMD[@]}" 2>"$out/qemu.log"

@@ -136,7 +136,12 @@ ko=${RXE_KO:-$REPO/rdma_rxe.ko}
 	echo "qemu=$(qemu-system-x86_64 --version | head -n 1)"
 	echo "accel=${RXE_VM_ACCEL:-tcg}"
 	echo "vm_smp_loop=${RXE_VM_SMP:-2}"
-	echo "vm_smp_two=${RXE_VM_SMP:-1}"
+	# selftests/lib/vm.sh boots a one-vCPU TCG guest with maxcpus=2.
+	if [ "${RXE_VM_SMP:-1}" = 1 ] && [ "${RXE_VM_ACCEL:-tcg}" = tcg ]; then
+		echo "vm_smp_two=1 (maxcpus 2)"
+	else
+		echo "vm_smp_two=${RXE_VM_SMP:-1}"
+	fi
 	echo "vm_mem=${RXE_VM_MEM:-2G}"
 	echo "kernel=$KVER"
 	echo "git=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"

@@ -134,6 +134,24 @@ static bool rxe_req_rd_full(const struct rxe_qp *qp,
 	       qp->req.rd_atomic >= qp->attr.max_rd_atomic;
 }
 
+/*
+ * Step past the work request at req.index, which finished already: run
+ * locally, or, after a rewind, completed by a response to its first send
+ * before it was sent again. The PSNs it took then stay its own (the
+ * responder has executed them), so the next request must start after
+ * them; numbered from req.psn it would reuse them, the responder would
+ * answer it as a duplicate of this one, and the QP would run out of
+ * retries waiting for an answer it can never get.
+ */
+static void rxe_req_skip_done(struct rxe_qp *qp, const struct rxe_swqe *wqe)
+{
+	if (!(wqe->mask & RXE_WR_LOCAL) &&
+	    rxe_psn_diff(wqe->last_psn, qp->req.psn) >= 0)
+		qp->req.psn = rxe_psn_add(wqe->last_psn, 1);
+	qp->req.offset = 0;
+	qp->req.index = rxe_sq_next(qp, qp->req.index);
+}
+
 /**
  * rxe_req_rewind() - send again from a PSN
  * @qp: the QP
@@ -198,7 +216,7 @@ void rxe_req_forward(struct rxe_qp *qp, u32 psn)
 	       qp->req.index != qp->req.tail) {
 		wqe = rxe_sq_wqe(qp, qp->req.index);
 		if (wqe->state == RXE_WQE_DONE) {
-			qp->req.index = rxe_sq_next(qp, qp->req.index);
+			rxe_req_skip_done(qp, wqe);
 			continue;
 		}
 		if (wqe->state == RXE_WQE_ERROR || wqe->status != IB_WC_SUCCESS ||
@@ -471,7 +489,7 @@ static struct rxe_swqe *rxe_req_next_wqe(struct rxe_qp *qp)
 		wqe = rxe_sq_wqe(qp, qp->req.index);
 		if (wqe->state != RXE_WQE_DONE)
 			return wqe;
-		qp->req.index = rxe_sq_next(qp, qp->req.index);
+		rxe_req_skip_done(qp, wqe);
 	}
 }
 

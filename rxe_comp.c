@@ -421,6 +421,15 @@ static struct rxe_swqe *rxe_comp_ack(struct rxe_qp *qp, u32 psn)
 			break;
 	}
 
+	/*
+	 * Never past the requester's cursor. After a rewind the work
+	 * requests from req.psn on wait to be sent again; a READ or atomic
+	 * among them is not answered by an ACK or a response for a later
+	 * PSN of its first send, and a walk that stopped short of it must
+	 * not acknowledge it.
+	 */
+	if (rxe_psn_diff(next, qp->req.psn) > 0)
+		next = qp->req.psn;
 	if (rxe_psn_diff(next, qp->comp.psn) > 0)
 		rxe_comp_advance(qp, next);
 	return stop;

@@ -274,6 +274,33 @@ static u32 rxe_comp_floor(const struct rxe_qp *qp)
 	return max_t(u32, RXE_CWND_MIN / max(busy, 1), RXE_CWND_LEAST);
 }
 
+/**
+ * rxe_comp_window() - PSNs the requester may have unacknowledged now
+ * @qp: an RC QP
+ *
+ * Its own window, but no more than its share of RXE_CWND_MAX among the
+ * device's busy QPs: one QP may have RXE_CWND_MAX packets in flight, and
+ * so may eight together, whose windows all start at the most and would
+ * otherwise put eight times that on the wire before the first loss.
+ *
+ * The share shrinks when QPs start sending. Packets already sent past
+ * the last one that asked for an ACK are fewer than a quarter of the old
+ * share (rxe_req.c asks that often), so the QP still gets an ACK that
+ * opens its window unless the busy QPs more than quadrupled at once; then
+ * the retry timer sends again, and the ACK that proves the retry needless
+ * gives the window back.
+ *
+ * Context: the QP's send task.
+ * Return: the window in PSNs, at least 1.
+ */
+u32 rxe_comp_window(const struct rxe_qp *qp)
+{
+	int busy = atomic_read(&rxe_qp_dev(qp)->busy_qps);
+	u32 share = max_t(u32, RXE_CWND_MAX / max(busy, 1), RXE_CWND_LEAST);
+
+	return min(qp->comp.cwnd, share);
+}
+
 /*
  * Packets were lost: halve the window, once per loss episode; the QP's
  * own timeout shrinks it to the least. An episode the retry timer began

@@ -248,7 +248,7 @@ void rxe_req_forward(struct rxe_qp *qp, u32 psn)
  */
 static u32 rxe_req_ack_every(const struct rxe_qp *qp)
 {
-	return clamp_t(u32, qp->comp.cwnd / 4, 1, RXE_ACK_REQ_EVERY);
+	return clamp_t(u32, rxe_comp_window(qp) / 4, 1, RXE_ACK_REQ_EVERY);
 }
 
 /*
@@ -264,7 +264,7 @@ static bool rxe_req_wants_ack(struct rxe_qp *qp, bool last)
 {
 	if (++qp->req.since_ack_req >= rxe_req_ack_every(qp))
 		return true;
-	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= qp->comp.cwnd)
+	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= rxe_comp_window(qp))
 		return true;
 	return last && rxe_sq_next(qp, qp->req.index) ==
 		       rxe_queue_peer_index(&qp->sq.queue);
@@ -582,7 +582,7 @@ static bool rxe_req_send_one(struct rxe_qp *qp)
 	}
 
 	if (rxe_qp_type(qp) == IB_QPT_RC &&
-	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= qp->comp.cwnd)
+	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= rxe_comp_window(qp))
 		return false;
 
 	if (!rxe_req_send_packet(qp, wqe))

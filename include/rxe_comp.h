@@ -20,7 +20,9 @@
  * resent too much at 5% (docs/performance.md). The QPs sending on one
  * device share that least, each keeping at least RXE_CWND_LEAST: eight
  * QPs at 32 each kept 256 packets in flight on a wire that one QP at 32
- * does not overrun; at 8 each they lost 40% fewer packets.
+ * does not overrun; at 8 each they lost 40% fewer packets. They share
+ * the most as well (rxe_comp_window()): eight QPs whose windows all
+ * started at 256 lost twice the packets that they lose sharing 256.
  */
 #define RXE_CWND_MAX		256
 #define RXE_CWND_MIN		32
@@ -60,8 +62,7 @@ void rxe_comp_reset(struct rxe_qp *qp);
 void rxe_comp_start(struct rxe_qp *qp);
 void rxe_comp_stop(struct rxe_qp *qp);
 void rxe_comp_sent(struct rxe_qp *qp, u32 psn, bool timed);
-bool rxe_comp_window_open(const struct rxe_qp *qp);
-u32 rxe_comp_ack_req_every(const struct rxe_qp *qp);
+u32 rxe_comp_window(const struct rxe_qp *qp);
 bool rxe_comp_run(struct rxe_qp *qp);
 u64 rxe_comp_rnr_timeout_ns(u8 code);
 u64 rxe_comp_ack_timeout_ns(u8 timeout);

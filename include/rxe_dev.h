@@ -67,8 +67,9 @@ struct rxe_counters;
  * @srq_xa: srq_num to struct rxe_srq; used to allocate the numbers
  * @counters: per-CPU protocol and drop counters
  * @busy_qps: RC QPs with packets unacknowledged, which share the least
- *	window (rxe_comp.c); each QP's send task moves it in and out. On
- *	a cache line of its own: the fields around it are read per packet
+ *	and the most window (rxe_comp.c); each QP's send task moves it
+ *	in and out. On a cache line of its own: the fields around it are
+ *	read per packet
  * @node: entry in the module's list of devices, under rxe_dev_lock and RCU
  */
 struct rxe_dev {

@@ -266,12 +266,21 @@ enum rxe_comp_loss_kind {
 	RXE_LOSS_TIMEOUT,	/* the QP's own timeout: nothing came back */
 };
 
-/* The least window: this QP's share of RXE_CWND_MIN on its device. */
-static u32 rxe_comp_floor(const struct rxe_qp *qp)
+/*
+ * This QP's share of @total PSNs among its device's busy QPs, at least
+ * RXE_CWND_LEAST.
+ */
+static u32 rxe_comp_share(const struct rxe_qp *qp, u32 total)
 {
 	int busy = atomic_read(&rxe_qp_dev(qp)->busy_qps);
 
-	return max_t(u32, RXE_CWND_MIN / max(busy, 1), RXE_CWND_LEAST);
+	return max_t(u32, total / max(busy, 1), RXE_CWND_LEAST);
+}
+
+/* The least window: this QP's share of RXE_CWND_MIN on its device. */
+static u32 rxe_comp_floor(const struct rxe_qp *qp)
+{
+	return rxe_comp_share(qp, RXE_CWND_MIN);
 }
 
 /**
@@ -295,10 +304,7 @@ static u32 rxe_comp_floor(const struct rxe_qp *qp)
  */
 u32 rxe_comp_window(const struct rxe_qp *qp)
 {
-	int busy = atomic_read(&rxe_qp_dev(qp)->busy_qps);
-	u32 share = max_t(u32, RXE_CWND_MAX / max(busy, 1), RXE_CWND_LEAST);
-
-	return min(qp->comp.cwnd, share);
+	return min(qp->comp.cwnd, rxe_comp_share(qp, RXE_CWND_MAX));
 }
 
 /*

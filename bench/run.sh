@@ -135,13 +135,9 @@ ko=${RXE_KO:-$REPO/rdma_rxe.ko}
 	echo "host_loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -n 1)"
 	echo "accel=${RXE_VM_ACCEL:-tcg}"
-	echo "vm_smp_loop=${RXE_VM_SMP:-2}"
-	# selftests/lib/vm.sh boots a one-vCPU TCG guest with maxcpus=2.
-	if [ "${RXE_VM_SMP:-1}" = 1 ] && [ "${RXE_VM_ACCEL:-tcg}" = tcg ]; then
-		echo "vm_smp_two=1 (maxcpus 2)"
-	else
-		echo "vm_smp_two=${RXE_VM_SMP:-1}"
-	fi
+	# vm_smp's "1,maxcpus=2" is reported as "1 (maxcpus 2)".
+	echo "vm_smp_loop=$(vm_smp 1 | sed 's/,maxcpus=\(.*\)/ (maxcpus \1)/')"
+	echo "vm_smp_two=$(vm_smp 2 | sed 's/,maxcpus=\(.*\)/ (maxcpus \1)/')"
 	echo "vm_mem=${RXE_VM_MEM:-2G}"
 	echo "kernel=$KVER"
 	echo "git=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"

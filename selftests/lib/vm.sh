@@ -25,7 +25,7 @@
 # Environment:
 #   RXE_VM_ACCEL   tcg (default) or kvm
 #   RXE_VM_SMP     vCPUs per guest (default 2 for one guest, 1 for two);
-#                  one vCPU under TCG boots as 1,maxcpus=2 (see vm_start)
+#                  one vCPU under TCG boots as 1,maxcpus=2 (see vm_smp)
 #   RXE_VM_MEM     memory per guest (default 2G)
 #   RXE_VM_SHELL=1 interactive shell on the console instead of the test
 #                  (one guest; Ctrl-a x quits QEMU)
@@ -95,6 +95,24 @@ vm_write_env() {
 	} >"$dir/env"
 }
 
+# vm_smp N: QEMU's -smp for each guest of a run of N guests. A guest that
+# can only ever have one vCPU gets TCG code without host memory barriers:
+# TCG drops the guest's fences, as if no other thread looked at guest
+# memory. QEMU's main loop does, to run virtio-net, and the event-index
+# handshake between the guest (publish avail idx, fence, read avail_event)
+# and QEMU (publish avail_event, fence, read avail idx) then fails now and
+# then: the guest sees no need to kick, QEMU waits for the kick, and the
+# transmit ring stops for good (a stalled wire, docs/performance.md). A
+# second possible vCPU, never brought up, makes TCG keep the fences.
+vm_smp() {
+	local smp=${RXE_VM_SMP:-$(($1 == 1 ? 2 : 1))}
+
+	if [ "$smp" = 1 ] && [ "${RXE_VM_ACCEL:-tcg}" = tcg ]; then
+		smp=1,maxcpus=2
+	fi
+	echo "$smp"
+}
+
 vm_start() {
 	local g=$1 n=$2 out=$3 lport=$4 rport=$5 cmdline smp mac tsc=
 	local -a accel=(-accel "tcg,thread=multi" -cpu "${RXE_VM_CPU:-max}") console
@@ -104,24 +122,15 @@ vm_start() {
 	kvm) accel=(-accel kvm -cpu host) ;;
 	*) die "RXE_VM_ACCEL must be tcg or kvm" ;;
 	esac
-	smp=${RXE_VM_SMP:-$((n == 1 ? 2 : 1))}
-	# A guest that can only ever have one vCPU gets TCG code without host
-	# memory barriers: TCG drops the guest's fences, as if no other thread
-	# looked at guest memory. QEMU's main loop does, to run virtio-net, and
-	# the event-index handshake between the guest (publish avail idx, fence,
-	# read avail_event) and QEMU (publish avail_event, fence, read avail
-	# idx) then fails now and then: the guest sees no need to kick, QEMU
-	# waits for the kick, and the transmit ring stops for good (a stalled
-	# wire, docs/performance.md). A second possible vCPU, never brought up,
-	# makes TCG keep the fences. A kernel that may have two CPUs of a
-	# vendor other than Intel and without constant_tsc (TCG's "max" CPU)
-	# takes the TSC for unsynchronized and falls back to the HPET, slow
-	# to read under TCG; TCG's TSC is the host's, the same on every vCPU,
-	# so tsc=reliable keeps the clock such a guest had with one vCPU.
-	if [ "$smp" = 1 ] && [ "${RXE_VM_ACCEL:-tcg}" = tcg ]; then
-		smp=1,maxcpus=2
-		tsc=" tsc=reliable"
-	fi
+	smp=$(vm_smp "$n")
+	# A kernel that may have two CPUs of a vendor other than Intel and
+	# without constant_tsc (TCG's "max" CPU) takes the TSC for
+	# unsynchronized and falls back to the HPET, slow to read under TCG;
+	# TCG's TSC is the host's, the same on every vCPU, so tsc=reliable
+	# keeps the clock a one-vCPU guest booted with maxcpus=2 had before.
+	case $smp in
+	*maxcpus=*) tsc=" tsc=reliable" ;;
+	esac
 	if [ "$g" = a ]; then mac=52:54:00:11:00:01; else mac=52:54:00:11:00:02; fi
 	cmdline="console=ttyS0,115200 panic=-1 loglevel=6 printk.time=1 no_timer_check$tsc"
 	cmdline+=" net.ifnames=0 rxetb.guest=$g rxetb.init=$SELFTESTS/lib/guest-init.sh"

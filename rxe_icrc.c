@@ -24,21 +24,34 @@
 /* The masked copy of IP, UDP and BTH headers: IPv4 with options at most. */
 #define RXE_ICRC_PSEUDO_MAX	(60 + sizeof(struct udphdr) + sizeof(struct rxe_bth))
 
-static __wsum rxe_icrc_update(const void *mem, int len, __wsum crc)
+/*
+ * Go on with @crc over @len bytes of @skb from @from, in the order they
+ * have on the wire: the linear area, then each page fragment (and any
+ * frag_list). A CRC, unlike the Internet checksum, cannot be summed in
+ * pieces and added up cheaply (crc32_le_combine() is a polynomial
+ * multiplication per piece), so the pieces are fed to one running CRC.
+ */
+static u32 rxe_icrc_walk(const struct sk_buff *skb, unsigned int from,
+			 unsigned int len, u32 crc)
 {
-	return (__force __wsum)crc32_le((__force u32)crc, mem, len);
-}
+	struct skb_seq_state st;
+	unsigned int pos = 0, n;
+	const u8 *data;
 
-static __wsum rxe_icrc_combine(__wsum crc, __wsum crc2, int offset, int len)
-{
-	return (__force __wsum)crc32_le_combine((__force u32)crc,
-						(__force u32)crc2, len);
+	/* Reads only; the API takes a writable skb for its cursor. */
+	skb_prepare_seq_read((struct sk_buff *)skb, from, from + len, &st);
+	while (pos < len) {
+		n = skb_seq_read(pos, &data, &st);
+		if (!n)
+			break;
+		/* A block may run past the end asked for. */
+		n = min(n, len - pos);
+		crc = crc32_le(crc, data, n);
+		pos += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
 }
-
-static const struct skb_checksum_ops rxe_icrc_ops = {
-	.update = rxe_icrc_update,
-	.combine = rxe_icrc_combine,
-};
 
 /* Copy the IP and UDP headers with their variant fields set to 1s. */
 static unsigned int rxe_icrc_mask_ip_udp(const struct sk_buff *skb, u8 *buf)
@@ -96,17 +109,16 @@ __le32 rxe_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
 	n += sizeof(struct rxe_bth);
 
 	crc = crc32_le(RXE_ICRC_SEED, buf, n);
-	crc = (__force u32)__skb_checksum(skb, bth_off + sizeof(struct rxe_bth),
-					  len - sizeof(struct rxe_bth),
-					  (__force __wsum)crc, &rxe_icrc_ops);
+	crc = rxe_icrc_walk(skb, bth_off + sizeof(struct rxe_bth),
+			    len - sizeof(struct rxe_bth), crc);
 	return cpu_to_le32(~crc);
 }
 
 #ifdef DEBUG
 /*
- * The seed must be the CRC state after 8 bytes of 1s, and combining the
- * CRCs of two halves must give the CRC of the whole, since packets with
- * page fragments are summed piecewise.
+ * The seed must be the CRC state after 8 bytes of 1s, and a CRC carried on
+ * from one piece to the next must give the CRC of the whole, since packets
+ * with page fragments are summed piece by piece.
  */
 
 /**
@@ -134,8 +146,8 @@ bool rxe_icrc_selftest(void)
 	}
 	whole = crc32_le(RXE_ICRC_SEED, check, 9);
 	half = crc32_le(RXE_ICRC_SEED, check, 4);
-	if (crc32_le_combine(half, crc32_le(0, check + 4, 5), 5) != whole) {
-		pr_err("icrc: combine mismatch\n");
+	if (crc32_le(half, check + 4, 5) != whole) {
+		pr_err("icrc: piecewise mismatch\n");
 		ok = false;
 	}
 	pr_info("icrc self-tests: %s\n", ok ? "pass" : "FAIL");

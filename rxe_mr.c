@@ -14,6 +14,7 @@
  */
 
 #include <linux/highmem.h>
+#include <linux/net.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
@@ -591,6 +592,138 @@ int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		i++;
 	}
 	return 0;
+}
+
+/* Lend @length bytes of @mr from @iova to @skb as page fragments. */
+static int rxe_mr_lend(struct rxe_mr *mr, u64 iova, struct sk_buff *skb,
+		       u32 length)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	struct page *page;
+	skb_frag_t *last;
+	u32 pg_off, n;
+	u64 off;
+
+	/* Addressed by kernel virtual address: maybe slab memory. */
+	if (rxe_mr_is_dma(mr))
+		return -EAGAIN;
+
+	off = iova - mr->ibmr.iova + mr->page_offset;
+	while (length) {
+		page = rxe_mr_page(mr, off);
+		if (!page)
+			return -EFAULT;
+		/* Slab pages must not be referenced from an skb. */
+		if (!sendpage_ok(page))
+			return -EAGAIN;
+		pg_off = off & ~PAGE_MASK;
+		n = min_t(u32, length, PAGE_SIZE - pg_off);
+		last = shinfo->nr_frags ?
+		       &shinfo->frags[shinfo->nr_frags - 1] : NULL;
+		if (last && skb_frag_page(last) == page &&
+		    skb_frag_off(last) + skb_frag_size(last) == pg_off) {
+			skb_frag_size_add(last, n);
+		} else {
+			/* One slot stays free for the trailer. */
+			if (shinfo->nr_frags >= MAX_SKB_FRAGS - 1)
+				return -EAGAIN;
+			get_page(page);
+			skb_fill_page_desc(skb, shinfo->nr_frags, page, pg_off,
+					   n);
+		}
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		length -= n;
+		off += n;
+	}
+	return 0;
+}
+
+/**
+ * rxe_mr_lend_sgl() - attach the pages of a scatter/gather list to a packet
+ * @qp: the QP whose work request owns the list; its PD must own the keys
+ * @sge: the list
+ * @num_sge: its entries
+ * @offset: where in the list to start
+ * @skb: the packet; the pages become its next fragments
+ * @length: bytes
+ * @status: on failure, the completion status that reports it
+ *
+ * The packet then carries the region's own pages instead of a copy of
+ * them. Each fragment holds a page reference, so a page outlives its
+ * region if the network stack keeps the packet longer. The payload is
+ * read when the packet leaves, as a NIC reads it by DMA: a consumer that
+ * changes a buffer before its work request completes sends what it
+ * wrote, which the ICRC, computed before, then rejects at the receiver,
+ * and the retry sends it whole. Each entry's key is checked for the bytes
+ * lent.
+ *
+ * Return: 0; -EAGAIN with @skb as it was when a page cannot be lent (a
+ * region addressed by kernel virtual address, a slab page, more pieces
+ * than an skb holds): copy instead; -EINVAL on a key or length error.
+ */
+int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
+		    u32 offset, struct sk_buff *skb, u32 length,
+		    enum ib_wc_status *status)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	unsigned int nr_frags = shinfo->nr_frags, data_len = skb->data_len;
+	unsigned int last_size = nr_frags ?
+		skb_frag_size(&shinfo->frags[nr_frags - 1]) : 0;
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct rxe_mr *mr;
+	u32 i = 0, n;
+	int err = 0;
+
+	while (i < num_sge && offset >= sge[i].length)
+		offset -= sge[i++].length;
+
+	while (length) {
+		if (i >= num_sge) {
+			*status = IB_WC_LOC_LEN_ERR;
+			err = -EINVAL;
+			break;
+		}
+		n = min(length, sge[i].length - offset);
+		mr = rxe_mr_get_local(rxe, qp->ibqp.pd, sge[i].lkey,
+				      sge[i].addr + offset, n, 0, status);
+		if (!mr) {
+			err = -EINVAL;
+			break;
+		}
+		err = rxe_mr_lend(mr, sge[i].addr + offset, skb, n);
+		rxe_mr_put(mr);
+		if (err) {
+			if (err != -EAGAIN) {
+				*status = IB_WC_LOC_PROT_ERR;
+				err = -EINVAL;
+			}
+			break;
+		}
+		length -= n;
+		offset = 0;
+		i++;
+	}
+	if (!err) {
+		/*
+		 * The pages stay writable by their owner: whoever must read
+		 * them twice the same (a checksum in software) copies first.
+		 */
+		shinfo->flags |= SKBFL_SHARED_FRAG;
+		return 0;
+	}
+
+	/* Give back what was lent: the caller copies, or fails the WQE. */
+	while (shinfo->nr_frags > nr_frags)
+		put_page(skb_frag_page(&shinfo->frags[--shinfo->nr_frags]));
+	if (nr_frags)
+		skb_frag_size_set(&shinfo->frags[nr_frags - 1], last_size);
+	n = skb->data_len - data_len;
+	skb->len -= n;
+	skb->data_len -= n;
+	skb->truesize -= n;
+	return err;
 }
 
 /*

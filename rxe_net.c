@@ -39,6 +39,33 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
 	       sizeof(struct ipv6hdr) + sizeof(struct udphdr);
 }
 
+static struct sk_buff *rxe_net_alloc_head(const struct rxe_dev *rxe,
+					  unsigned int bth_len,
+					  unsigned int room)
+{
+	unsigned int headroom = rxe_net_headroom(rxe);
+	unsigned int len = headroom + bth_len + room;
+	unsigned int size = SKB_HEAD_ALIGN(len);
+	struct sk_buff *skb = NULL;
+	void *data;
+
+	if (size <= PAGE_FRAG_CACHE_MAX_SIZE) {
+		data = netdev_alloc_frag(size);
+		if (data) {
+			skb = build_skb(data, size);
+			if (!skb)
+				skb_free_frag(data);
+		}
+	}
+	if (!skb)
+		skb = alloc_skb(len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, headroom);
+	skb_put(skb, bth_len);
+	return skb;
+}
+
 /**
  * rxe_net_alloc_skb() - allocate a packet to send
  * @rxe: the sending device
@@ -61,27 +88,61 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
 struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 				  unsigned int bth_len)
 {
-	unsigned int headroom = rxe_net_headroom(rxe);
-	unsigned int len = headroom + bth_len;
-	unsigned int size = SKB_HEAD_ALIGN(len);
-	struct sk_buff *skb = NULL;
-	void *data;
+	return rxe_net_alloc_head(rxe, bth_len, 0);
+}
 
-	if (size <= PAGE_FRAG_CACHE_MAX_SIZE) {
-		data = netdev_alloc_frag(size);
-		if (data) {
-			skb = build_skb(data, size);
-			if (!skb)
-				skb_free_frag(data);
-		}
-	}
-	if (!skb)
-		skb = alloc_skb(len, GFP_ATOMIC);
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, headroom);
-	skb_put(skb, bth_len);
-	return skb;
+/**
+ * rxe_net_alloc_skb_lend() - allocate the head of a packet whose payload
+ *	is lent, not copied
+ * @rxe: the sending device
+ * @hdr_len: bytes of BTH and extension headers
+ *
+ * The payload's pages are attached as fragments (rxe_mr_lend_sgl()), and
+ * rxe_net_add_trailer() then puts pad and ICRC in a last fragment, taken
+ * from room left behind the headers in this head.
+ *
+ * Context: any; allocates with GFP_ATOMIC.
+ * Return: an skb whose data is the @hdr_len header bytes, or NULL.
+ */
+struct sk_buff *rxe_net_alloc_skb_lend(const struct rxe_dev *rxe,
+				       unsigned int hdr_len)
+{
+	return rxe_net_alloc_head(rxe, hdr_len, RXE_NET_TRAILER_ROOM);
+}
+
+/**
+ * rxe_net_add_trailer() - end a packet with lent payload: pad and ICRC
+ * @skb: from rxe_net_alloc_skb_lend(), its payload attached
+ * @pad: pad bytes (0 to 3)
+ *
+ * The trailer has to follow the payload's fragments, so it becomes one
+ * too: @pad zero bytes and room for the ICRC, in the head's own page
+ * behind the headers (a page fragment head holds a page reference like
+ * any fragment). It needs a head from the page fragment cache, its room
+ * within one page, and a free fragment slot.
+ *
+ * Return: true, or false with @skb unchanged (send a copy instead).
+ */
+bool rxe_net_add_trailer(struct sk_buff *skb, unsigned int pad)
+{
+	unsigned int len = pad + RXE_ICRC_SIZE;
+	u8 *p = skb_tail_pointer(skb);
+	struct page *page;
+
+	/* skb_tailroom() is 0 for any skb with fragments. */
+	if (!skb->head_frag || skb_end_pointer(skb) - p < len ||
+	    offset_in_page(p) + len > PAGE_SIZE ||
+	    skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS)
+		return false;
+	memset(p, 0, len);
+	page = virt_to_page(p);
+	get_page(page);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page,
+			   offset_in_page(p), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return true;
 }
 
 /* The device a packet received on belongs to: its own, or a VLAN's. */
@@ -404,7 +465,8 @@ static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
  * @path: where to; a connected QP's own path uses its route cache
  * @sport: UDP source port
  * @skb: from rxe_net_alloc_skb(), with BTH, headers, payload and pad
- *	filled in; the ICRC is computed here
+ *	filled in, or from rxe_net_alloc_skb_lend() with its payload
+ *	fragments and trailer; the ICRC is computed and stored here
  *
  * Context: bottom halves disabled; consumes @skb.
  * Return: 0, or a negative errno when the packet was not sent (it is then
@@ -417,8 +479,9 @@ int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 	bool ipv4 = path->network_type == RDMA_NETWORK_IPV4;
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
 	unsigned int bth_len = skb->len;
+	unsigned int bth_off;
 	struct dst_entry *dst;
-	__le32 *icrc;
+	__le32 icrc;
 	int err;
 
 	dst = ipv4 ? rxe_net_route4(path, cache) : rxe_net_route6(path, cache);
@@ -441,9 +504,14 @@ int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		return rxe_net_loopback(qp, skb, path);
 	}
 
-	icrc = (__le32 *)(skb_tail_pointer(skb) - RXE_ICRC_SIZE);
-	*icrc = rxe_icrc_compute(skb, skb_transport_offset(skb) +
-				 sizeof(struct udphdr), bth_len - RXE_ICRC_SIZE);
+	bth_off = skb_transport_offset(skb) + sizeof(struct udphdr);
+	icrc = rxe_icrc_compute(skb, bth_off, bth_len - RXE_ICRC_SIZE);
+	if (skb_is_nonlinear(skb))
+		skb_store_bits(skb, bth_off + bth_len - RXE_ICRC_SIZE, &icrc,
+			       sizeof(icrc));
+	else
+		memcpy(skb_tail_pointer(skb) - RXE_ICRC_SIZE, &icrc,
+		       sizeof(icrc));
 
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;

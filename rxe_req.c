@@ -368,6 +368,45 @@ static void rxe_req_fail(struct rxe_qp *qp, struct rxe_swqe *wqe,
 }
 
 /*
+ * Payloads from this size on are lent to the packet, not copied. A small
+ * copy is short, while each lent page costs a reference taken and dropped
+ * and one more piece for the netdev's driver to map.
+ */
+#define RXE_REQ_LEND_MIN	256
+
+/*
+ * A packet whose payload lies in the work request's own pages, with pad
+ * and room for the ICRC behind it: NULL when that cannot be (no memory,
+ * a netdev without scatter/gather, pages that cannot be lent), and the
+ * payload is to be copied; an ERR_PTR when the buffers fail their checks,
+ * with @status set.
+ */
+static struct sk_buff *rxe_req_lend(struct rxe_qp *qp,
+				    const struct rxe_swqe *wqe, u32 hdr_len,
+				    u32 offset, u32 paylen, u8 pad,
+				    enum ib_wc_status *status)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct sk_buff *skb;
+	int err;
+
+	if (paylen < RXE_REQ_LEND_MIN || wqe->is_inline ||
+	    !(READ_ONCE(rxe->ndev->features) & NETIF_F_SG))
+		return NULL;
+	skb = rxe_net_alloc_skb_lend(rxe, hdr_len);
+	if (!skb)
+		return NULL;
+	err = rxe_mr_lend_sgl(qp, wqe->sge, wqe->num_sge, offset, skb, paylen,
+			      status);
+	if (!err && rxe_net_add_trailer(skb, pad)) {
+		rxe_counter_inc(rxe, RXE_CNT_LENT_PKTS);
+		return skb;
+	}
+	kfree_skb(skb);
+	return err && err != -EAGAIN ? ERR_PTR(err) : NULL;
+}
+
+/*
  * Build and send the packet of @wqe at req.offset. Return false when the
  * work request failed (it is then marked so).
  */
@@ -390,10 +429,33 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
 	bool ack;
 	u16 sport;
 
-	skb = rxe_net_alloc_skb(rxe, info->length + paylen + pad + RXE_ICRC_SIZE);
+	skb = rxe_req_lend(qp, wqe, info->length, offset, paylen, pad, &status);
+	if (IS_ERR(skb)) {
+		rxe_req_fail(qp, wqe, status);
+		return false;
+	}
 	if (!skb) {
-		rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
-		return true;	/* the retry timer sends it later */
+		skb = rxe_net_alloc_skb(rxe, info->length + paylen + pad +
+					RXE_ICRC_SIZE);
+		if (!skb) {
+			rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
+			return true;	/* the retry timer sends it later */
+		}
+		buf.skb = skb;
+		buf.ptr = NULL;
+		buf.off = info->length;
+		if (wqe->is_inline) {
+			memcpy(skb->data + info->length,
+			       wqe->inline_data + offset, paylen);
+		} else if (paylen &&
+			   rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, offset,
+					   &buf, paylen, RXE_FROM_MR, 0,
+					   &status)) {
+			kfree_skb(skb);
+			rxe_req_fail(qp, wqe, status);
+			return false;
+		}
+		memset(skb->data + info->length + paylen, 0, pad);
 	}
 
 	ack = rxe_qp_type(qp) == IB_QPT_RC && rxe_req_wants_ack(qp, last);
@@ -405,23 +467,6 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
 		 ud ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num,
 		 ack, qp->req.psn);
 	rxe_req_fill_ext(qp, wqe, skb->data, info->mask, offset);
-
-	if (paylen) {
-		buf.skb = skb;
-		buf.ptr = NULL;
-		buf.off = info->length;
-		if (wqe->is_inline) {
-			memcpy(skb->data + info->length,
-			       wqe->inline_data + offset, paylen);
-		} else if (rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, offset,
-					   &buf, paylen, RXE_FROM_MR, 0,
-					   &status)) {
-			kfree_skb(skb);
-			rxe_req_fail(qp, wqe, status);
-			return false;
-		}
-	}
-	memset(skb->data + info->length + paylen, 0, pad);
 
 	sport = ud ? rdma_get_udp_sport(path->flow_label, qp->ibqp.qp_num,
 					wqe->wr.ud.remote_qpn) : qp->src_port;

@@ -46,6 +46,8 @@
  * @RXE_CNT_DROP_NO_WQE: UD and UC messages dropped for want of a receive WQE
  * @RXE_CNT_RETRY_EARLY: retransmissions after the measured round-trip
  *	timeout, before the QP's own; they spend no retry
+ * @RXE_CNT_LENT_PKTS: packets sent with their payload in the sender's own
+ *	pages, not copied (rxe_mr_lend_sgl())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -77,6 +79,7 @@ enum rxe_counter {
 	RXE_CNT_DROP_NOMEM,
 	RXE_CNT_DROP_NO_WQE,
 	RXE_CNT_RETRY_EARLY,
+	RXE_CNT_LENT_PKTS,
 	RXE_CNT_NUM,
 };
 

@@ -54,6 +54,9 @@ int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
 int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct rxe_buf *buf, u32 length,
 		    enum rxe_copy_dir dir, u32 access, enum ib_wc_status *status);
+int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
+		    u32 offset, struct sk_buff *skb, u32 length,
+		    enum ib_wc_status *status);
 void rxe_mr_local_op(struct rxe_qp *qp, struct rxe_swqe *wqe);
 int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey, bool remote);
 void *rxe_mr_atomic_addr(struct rxe_mr *mr, u64 iova, struct page **page);

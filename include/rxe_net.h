@@ -34,11 +34,17 @@ struct rxe_net_tx {
 	struct rcu_head rcu;
 };
 
+/* Head room behind the headers for a lent payload's pad and ICRC. */
+#define RXE_NET_TRAILER_ROOM	8
+
 /* rxe_net.c APIs: */
 int rxe_net_module_init(void);
 void rxe_net_module_exit(void);
 struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 				  unsigned int bth_len);
+struct sk_buff *rxe_net_alloc_skb_lend(const struct rxe_dev *rxe,
+				       unsigned int hdr_len);
+bool rxe_net_add_trailer(struct sk_buff *skb, unsigned int pad);
 int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		 struct sk_buff *skb);
 int rxe_net_qp_init(struct rxe_qp *qp);

@@ -42,6 +42,7 @@ check "barrier: rxe0 is up on both guests" barrier up
 check "ping $PEER_IP over vx0" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
 
 gidx=$(gid_index "$MY_IP")
+# The kernel's rdma_rxe (RXE_IMPL=theirs) copies and has no such counter.
 lent0=$(counter lent_pkts)
 pair "ibv_rc_pingpong -c, 4 KiB" "$PP_ROW" \
 	ibv_rc_pingpong -d rxe0 -g "$gidx" -c -n 200 -s 4096 -m 1024
@@ -67,9 +68,11 @@ else
 		ktest_run role=client addr="$PEER_IP" count=4 size=4096,65536,200003
 fi
 check "barrier: ktest done" barrier ktest-done
-lent=$(( $(counter lent_pkts) - lent0 ))
 info "counters: $(counters)"
-check "payloads were lent ($lent packets)" test "$lent" -gt 0
+if [ "$RXE_IMPL" = ours ]; then
+	lent=$(( $(counter lent_pkts) - lent0 ))
+	check "payloads were lent ($lent packets)" test "$lent" -gt 0
+fi
 check "no packet failed its ICRC" test "$(counter drop_icrc_err)" = 0
 check "barrier: traffic done" barrier "done"
 check "rdma link delete rxe0" rxe_del rxe0

@@ -595,8 +595,8 @@ int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 }
 
 /* Lend @length bytes of @mr from @iova to @skb as page fragments. */
-static int rxe_mr_lend(struct rxe_mr *mr, u64 iova, struct sk_buff *skb,
-		       u32 length)
+static int __rxe_mr_lend(struct rxe_mr *mr, u64 iova, struct sk_buff *skb,
+			 u32 length)
 {
 	struct skb_shared_info *shinfo = skb_shinfo(skb);
 	struct page *page;
@@ -640,6 +640,68 @@ static int rxe_mr_lend(struct rxe_mr *mr, u64 iova, struct sk_buff *skb,
 	return 0;
 }
 
+/* What rxe_mr_lend() and rxe_mr_lend_sgl() undo: the skb as it was. */
+struct rxe_mr_lend_mark {
+	unsigned int nr_frags;
+	unsigned int last_size;
+	unsigned int data_len;
+};
+
+static void rxe_mr_lend_mark(const struct sk_buff *skb,
+			     struct rxe_mr_lend_mark *mark)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+
+	mark->nr_frags = shinfo->nr_frags;
+	mark->last_size = mark->nr_frags ?
+		skb_frag_size(&shinfo->frags[mark->nr_frags - 1]) : 0;
+	mark->data_len = skb->data_len;
+}
+
+/* Give back what was lent since @mark. */
+static void rxe_mr_lend_undo(struct sk_buff *skb,
+			     const struct rxe_mr_lend_mark *mark)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	unsigned int n = skb->data_len - mark->data_len;
+
+	while (shinfo->nr_frags > mark->nr_frags)
+		put_page(skb_frag_page(&shinfo->frags[--shinfo->nr_frags]));
+	if (mark->nr_frags)
+		skb_frag_size_set(&shinfo->frags[mark->nr_frags - 1],
+				  mark->last_size);
+	skb->len -= n;
+	skb->data_len -= n;
+	skb->truesize -= n;
+}
+
+/**
+ * rxe_mr_lend() - attach a range of a region's pages to a packet
+ * @mr: the MR, checked for the range
+ * @iova: where the range starts
+ * @skb: the packet; the pages become its next fragments
+ * @length: bytes
+ *
+ * See rxe_mr_lend_sgl().
+ *
+ * Return: 0; -EAGAIN with @skb as it was when the pages cannot be lent
+ * (copy instead); -EFAULT, @skb as it was, past the region's pages.
+ */
+int rxe_mr_lend(struct rxe_mr *mr, u64 iova, struct sk_buff *skb, u32 length)
+{
+	struct rxe_mr_lend_mark mark;
+	int err;
+
+	rxe_mr_lend_mark(skb, &mark);
+	err = __rxe_mr_lend(mr, iova, skb, length);
+	if (err) {
+		rxe_mr_lend_undo(skb, &mark);
+		return err;
+	}
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
+}
+
 /**
  * rxe_mr_lend_sgl() - attach the pages of a scatter/gather list to a packet
  * @qp: the QP whose work request owns the list; its PD must own the keys
@@ -667,14 +729,13 @@ int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct sk_buff *skb, u32 length,
 		    enum ib_wc_status *status)
 {
-	struct skb_shared_info *shinfo = skb_shinfo(skb);
-	unsigned int nr_frags = shinfo->nr_frags, data_len = skb->data_len;
-	unsigned int last_size = nr_frags ?
-		skb_frag_size(&shinfo->frags[nr_frags - 1]) : 0;
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct rxe_mr_lend_mark mark;
 	struct rxe_mr *mr;
 	u32 i = 0, n;
 	int err = 0;
+
+	rxe_mr_lend_mark(skb, &mark);
 
 	while (i < num_sge && offset >= sge[i].length)
 		offset -= sge[i++].length;
@@ -692,7 +753,7 @@ int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 			err = -EINVAL;
 			break;
 		}
-		err = rxe_mr_lend(mr, sge[i].addr + offset, skb, n);
+		err = __rxe_mr_lend(mr, sge[i].addr + offset, skb, n);
 		rxe_mr_put(mr);
 		if (err) {
 			if (err != -EAGAIN) {
@@ -705,25 +766,17 @@ int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		offset = 0;
 		i++;
 	}
-	if (!err) {
-		/*
-		 * The pages stay writable by their owner: whoever must read
-		 * them twice the same (a checksum in software) copies first.
-		 */
-		shinfo->flags |= SKBFL_SHARED_FRAG;
-		return 0;
+	if (err) {
+		/* The caller copies instead, or fails the work request. */
+		rxe_mr_lend_undo(skb, &mark);
+		return err;
 	}
-
-	/* Give back what was lent: the caller copies, or fails the WQE. */
-	while (shinfo->nr_frags > nr_frags)
-		put_page(skb_frag_page(&shinfo->frags[--shinfo->nr_frags]));
-	if (nr_frags)
-		skb_frag_size_set(&shinfo->frags[nr_frags - 1], last_size);
-	n = skb->data_len - data_len;
-	skb->len -= n;
-	skb->data_len -= n;
-	skb->truesize -= n;
-	return err;
+	/*
+	 * The pages stay writable by their owner: whoever must read them
+	 * twice the same (a checksum in software) copies first.
+	 */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
 }
 
 /*

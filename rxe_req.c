@@ -368,13 +368,6 @@ static void rxe_req_fail(struct rxe_qp *qp, struct rxe_swqe *wqe,
 }
 
 /*
- * Payloads from this size on are lent to the packet, not copied. A small
- * copy is short, while each lent page costs a reference taken and dropped
- * and one more piece for the netdev's driver to map.
- */
-#define RXE_REQ_LEND_MIN	256
-
-/*
  * A packet whose payload lies in the work request's own pages, with pad
  * and room for the ICRC behind it: NULL when that cannot be (no memory,
  * a netdev without scatter/gather, pages that cannot be lent), and the
@@ -390,8 +383,7 @@ static struct sk_buff *rxe_req_lend(struct rxe_qp *qp,
 	struct sk_buff *skb;
 	int err;
 
-	if (paylen < RXE_REQ_LEND_MIN || wqe->is_inline ||
-	    !(READ_ONCE(rxe->ndev->features) & NETIF_F_SG))
+	if (wqe->is_inline || !rxe_net_may_lend(rxe, paylen))
 		return NULL;
 	skb = rxe_net_alloc_skb_lend(rxe, hdr_len);
 	if (!skb)

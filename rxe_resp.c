@@ -581,6 +581,31 @@ static enum rxe_resp_result rxe_resp_atomic(struct rxe_qp *qp,
 	return RXE_RESP_OK;
 }
 
+/*
+ * A READ response whose payload lies in the region's own pages, with pad
+ * and room for the ICRC behind it (rxe_mr_lend()), or NULL: copy it.
+ */
+static struct sk_buff *rxe_resp_lend(struct rxe_qp *qp, struct rxe_mr *mr,
+				     u64 iova, u32 hdr_len, u32 paylen, u8 pad)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct sk_buff *skb;
+
+	if (!mr || !rxe_net_may_lend(rxe, paylen))
+		return NULL;
+	skb = rxe_net_alloc_skb_lend(rxe, hdr_len);
+	if (!skb)
+		return NULL;
+	if (!rxe_mr_lend(mr, iova, skb, paylen) &&
+	    rxe_net_add_trailer(skb, pad)) {
+		rxe_counter_inc(rxe, RXE_CNT_LENT_PKTS);
+		return skb;
+	}
+	/* Out of the region's pages, too: the copy finds that out again. */
+	kfree_skb(skb);
+	return NULL;
+}
+
 /* Send the next response packet of the READ being answered. */
 static void rxe_resp_send_read(struct rxe_qp *qp)
 {
@@ -605,46 +630,58 @@ static void rxe_resp_send_read(struct rxe_qp *qp)
 				IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 	info = &rxe_opcode[opcode];
 
-	skb = rxe_net_alloc_skb(rxe_qp_dev(qp), info->length + paylen + pad +
-				RXE_ICRC_SIZE);
-	if (!skb) {
-		/* Try this response again on the next run. */
-		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DROP_NOMEM);
-		return;
+	mr = NULL;
+	if (paylen) {
+		mr = rxe_mr_get_remote(qp, res->rkey, res->va + offset, paylen,
+				       IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			goto gone;
 	}
+	skb = rxe_resp_lend(qp, mr, res->va + offset, info->length, paylen,
+			    pad);
+	if (!skb) {
+		skb = rxe_net_alloc_skb(rxe_qp_dev(qp), info->length + paylen +
+					pad + RXE_ICRC_SIZE);
+		if (!skb) {
+			/* Try this response again on the next run. */
+			if (mr)
+				rxe_mr_put(mr);
+			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_DROP_NOMEM);
+			return;
+		}
+		buf.skb = skb;
+		buf.ptr = NULL;
+		buf.off = info->length;
+		err = mr ? rxe_mr_copy(mr, res->va + offset, &buf, paylen,
+				       RXE_FROM_MR) : 0;
+		if (err) {
+			kfree_skb(skb);
+			rxe_mr_put(mr);
+			goto gone;
+		}
+		memset(skb->data + info->length + paylen, 0, pad);
+	}
+	if (mr)
+		rxe_mr_put(mr);
+
 	bth_init((struct rxe_bth *)skb->data, opcode, false, pad,
 		 RXE_DEFAULT_PKEY, qp->attr.dest_qp_num, false, psn);
 	if (info->mask & RXE_AETH_MASK)
 		aeth_init((struct rxe_aeth *)(skb->data + info->offset[RXE_AETH]),
 			  aeth_syndrome(AETH_TYPE_ACK, AETH_CREDIT_INVALID),
 			  resp->msn);
-
-	if (paylen) {
-		mr = rxe_mr_get_remote(qp, res->rkey,
-				       res->va + offset, paylen,
-				       IB_ACCESS_REMOTE_READ);
-		buf.skb = skb;
-		buf.ptr = NULL;
-		buf.off = info->length;
-		err = mr ? rxe_mr_copy(mr, res->va + offset, &buf, paylen,
-				       RXE_FROM_MR) : -EINVAL;
-		if (mr)
-			rxe_mr_put(mr);
-		if (err) {
-			/* The region went away under the READ. */
-			kfree_skb(skb);
-			resp->read = NULL;
-			rxe_resp_nak(qp, AETH_NAK_REM_ACC_ERR, psn);
-			rxe_qp_set_error(qp);
-			return;
-		}
-	}
-	memset(skb->data + info->length + paylen, 0, pad);
 	rxe_net_xmit(qp, &qp->path, qp->src_port, skb);
 
 	resp->read_psn = rxe_psn_add(psn, 1);
 	if (last)
 		resp->read = NULL;
+	return;
+
+gone:
+	/* The region went away under the READ. */
+	resp->read = NULL;
+	rxe_resp_nak(qp, AETH_NAK_REM_ACC_ERR, psn);
+	rxe_qp_set_error(qp);
 }
 
 /* Find the kept READ or atomic a duplicate request asks for again. */

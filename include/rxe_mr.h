@@ -54,6 +54,7 @@ int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
 int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct rxe_buf *buf, u32 length,
 		    enum rxe_copy_dir dir, u32 access, enum ib_wc_status *status);
+int rxe_mr_lend(struct rxe_mr *mr, u64 iova, struct sk_buff *skb, u32 length);
 int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct sk_buff *skb, u32 length,
 		    enum ib_wc_status *status);

@@ -37,6 +37,13 @@ struct rxe_net_tx {
 /* Head room behind the headers for a lent payload's pad and ICRC. */
 #define RXE_NET_TRAILER_ROOM	8
 
+/*
+ * Payloads from this size on are lent to the packet, not copied. A small
+ * copy is short, while each lent page costs a reference taken and dropped
+ * and one more piece for the netdev's driver to map.
+ */
+#define RXE_NET_LEND_MIN	256
+
 /* rxe_net.c APIs: */
 int rxe_net_module_init(void);
 void rxe_net_module_exit(void);
@@ -52,6 +59,20 @@ void rxe_net_qp_detach(struct rxe_qp *qp);
 void rxe_net_qp_cleanup(struct rxe_qp *qp);
 u32 rxe_net_qp_inflight(const struct rxe_qp *qp);
 void rxe_net_qp_reroute(struct rxe_qp *qp);
+
+/**
+ * rxe_net_may_lend() - whether a payload should be lent, not copied
+ * @rxe: the sending device
+ * @paylen: the payload's bytes
+ *
+ * Return: true for a payload of RXE_NET_LEND_MIN or more on a netdev that
+ * takes page fragments (NETIF_F_SG).
+ */
+static inline bool rxe_net_may_lend(const struct rxe_dev *rxe, u32 paylen)
+{
+	return paylen >= RXE_NET_LEND_MIN &&
+	       (READ_ONCE(rxe->ndev->features) & NETIF_F_SG);
+}
 
 /**
  * rxe_net_tx_busy() - whether a QP should hold its packets for a while

@@ -9,8 +9,8 @@
 # copies them into one buffer only for eth0 underneath). Buffers are
 # validated both ways, each RC operation family runs (from userspace, and
 # from a kernel consumer, whose DMA MR is copied as before), the receiver
-# checks every ICRC, and the counters must show that payloads were lent
-# and no packet failed its ICRC.
+# checks every ICRC, and the counters must show that payloads were lent,
+# READ responses too, and no packet failed its ICRC.
 #
 #   rxe-a: rxe0/vx0 10.12.0.1 --- VXLAN 42 over eth0 --- rxe0/vx0 10.12.0.2 :rxe-b
 #
@@ -50,10 +50,15 @@ pair "ibv_ud_pingpong -c, 1 KiB" "$PP_ROW" \
 	ibv_ud_pingpong -d rxe0 -g "$gidx" -c -n 200 -s 1024
 pair "ib_write_bw 64 KiB" "$BW_ROW" \
 	rxe-perftest ib_write_bw -d rxe0 -x "$gidx" -n 300 -F
+lent_read=$(counter lent_pkts)
 pair "ib_read_bw 64 KiB" "$BW_ROW" \
 	rxe-perftest ib_read_bw -d rxe0 -x "$gidx" -n 300 -F
+lent_read=$(( $(counter lent_pkts) - ${lent_read:-0} ))
 pair "ib_send_bw 2 B to 1 MiB" "^ *1048576 +[0-9]+" \
 	rxe-perftest ib_send_bw -d rxe0 -x "$gidx" -a -n 20 -F
+# rping's server READs the client's buffer and WRITEs it back; -V checks
+# every round's data.
+rping_pair "rping -v -V, 4000 B" 4 -V -S 4000
 # A kernel consumer on the same device: its sends from the DMA MR (kernel
 # virtual addresses, maybe slab memory) must fall back to the copy.
 if [ "$GUEST" = b ]; then
@@ -72,6 +77,11 @@ info "counters: $(counters)"
 if [ "$RXE_IMPL" = ours ]; then
 	lent=$(( $(counter lent_pkts) - lent0 ))
 	check "payloads were lent ($lent packets)" test "$lent" -gt 0
+	# Guest a serves ib_read_bw: its responder sent the READ responses.
+	if [ "$GUEST" = a ]; then
+		check "READ responses were lent ($lent_read packets)" \
+			test "$lent_read" -gt 0
+	fi
 fi
 check "no packet failed its ICRC" test "$(counter drop_icrc_err)" = 0
 check "barrier: traffic done" barrier "done"

@@ -30,6 +30,7 @@
 #   RXE_VM_SHELL=1 interactive shell on the console instead of the test
 #                  (one guest; Ctrl-a x quits QEMU)
 #   RXE_VM_NIC     extra virtio-net-pci properties (e.g. event_idx=off)
+#   RXE_VM_APPEND  extra guest kernel command line (e.g. init_on_alloc=0)
 #   VM_FOLLOW=1    print the guests' test output to the terminal as it comes
 #   RXE_*          every other RXE_ variable is passed to the test
 
@@ -134,6 +135,7 @@ vm_start() {
 	if [ "$g" = a ]; then mac=52:54:00:11:00:01; else mac=52:54:00:11:00:02; fi
 	cmdline="console=ttyS0,115200 panic=-1 loglevel=6 printk.time=1 no_timer_check$tsc"
 	cmdline+=" net.ifnames=0 rxetb.guest=$g rxetb.init=$SELFTESTS/lib/guest-init.sh"
+	cmdline+="${RXE_VM_APPEND:+ $RXE_VM_APPEND}"
 	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
 		console=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$out/console.log"
 			-serial chardev:con0 -mon chardev=con0)

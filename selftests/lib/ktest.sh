@@ -17,6 +17,12 @@
 #   ktest_finish_fails RE  like ktest_finish, but it must FAIL with a
 #                          report line matching RE, and still unload
 #   ktest_wait_report RE   wait until the report has a line matching RE
+#   ktest_pair SERVER TAG 4|6 WHAT ARGS...
+#                          two guests: guest SERVER serves on its own
+#                          IPv4 (4) or IPv6 (6) address, the other runs a
+#                          client to it with ARGS; both must pass. TAG
+#                          names the barriers; WHAT says what the
+#                          client's run proves.
 #
 # The module reports in /sys/kernel/debug/rxe_ktest/{state,result}. Every
 # wait in the module is bounded by its timeout_ms (default 20 s per step)
@@ -100,4 +106,25 @@ ktest_finish_fails() {
 ktest_detects() {
 	ktest_start "$@" || return 1
 	ktest_finish_fails "^ktest: FAIL .*byte [0-9]+ is 0x[0-9a-f]{2}, want 0x[0-9a-f]{2}"
+}
+
+ktest_pair() {
+	local server=$1 tag=$2 kind=$3 what=$4 mine=$MY_IP peer=$PEER_IP
+
+	shift 4
+	if [ "$kind" = 6 ]; then
+		mine=$MY_IP6
+		peer=$PEER_IP6
+	fi
+	if [ "$GUEST" = "$server" ]; then
+		check "ktest server listens on $mine" ktest_start role=server addr="$mine"
+		check "barrier: ktest server ready" barrier "$tag"
+		check_match "ktest server on $mine: every session verified and ended as expected" \
+			"^ktest: result: PASS" ktest_finish
+	else
+		check "barrier: ktest server ready" barrier "$tag"
+		check_match "ktest client to $peer: $what" "^ktest: result: PASS" \
+			ktest_run role=client addr="$peer" "$@"
+	fi
+	check "barrier: $tag run done" barrier "$tag-done"
 }

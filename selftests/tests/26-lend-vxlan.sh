@@ -61,18 +61,7 @@ pair "ib_send_bw 2 B to 1 MiB" "^ *1048576 +[0-9]+" \
 rping_pair "rping -v -V, 4000 B" 4 -V -S 4000
 # A kernel consumer on the same device: its sends from the DMA MR (kernel
 # virtual addresses, maybe slab memory) must fall back to the copy.
-if [ "$GUEST" = b ]; then
-	check "ktest server listens on $MY_IP" ktest_start role=server addr="$MY_IP"
-	check "barrier: ktest server ready" barrier ktest
-	check_match "ktest server on $MY_IP: every session verified and ended as expected" \
-		"^ktest: result: PASS" ktest_finish
-else
-	check "barrier: ktest server ready" barrier ktest
-	check_match "ktest client to $PEER_IP: every operation passes" \
-		"^ktest: result: PASS" \
-		ktest_run role=client addr="$PEER_IP" count=4 size=4096,65536,200003
-fi
-check "barrier: ktest done" barrier ktest-done
+ktest_pair b ktest 4 "every operation passes" count=4 size=4096,65536,200003
 info "counters: $(counters)"
 if [ "$RXE_IMPL" = ours ]; then
 	lent=$(( $(counter lent_pkts) - lent0 ))

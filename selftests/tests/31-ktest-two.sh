@@ -25,32 +25,11 @@ check "barrier: rxe0 is up on both" barrier rxe-up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
 
 # IPv4: b serves, a connects.
-if [ "$GUEST" = b ]; then
-	check "ktest server listens on $MY_IP" ktest_start role=server addr="$MY_IP"
-	check "barrier: ktest server ready" barrier ktest4
-	check_match "ktest server on $MY_IP: every session verified and ended as expected" \
-		"^ktest: result: PASS" ktest_finish
-else
-	check "barrier: ktest server ready" barrier ktest4
-	check_match "ktest client to $PEER_IP: every operation passes for sizes 1 B to 1 MiB" \
-		"^ktest: result: PASS" \
-		ktest_run role=client addr="$PEER_IP" count=6 size=1,4096,65536,200003,1048576
-fi
-check "barrier: IPv4 run done" barrier ktest4-done
+ktest_pair b ktest4 4 "every operation passes for sizes 1 B to 1 MiB" \
+	count=6 size=1,4096,65536,200003,1048576
 
 # IPv6: a serves, b connects.
-if [ "$GUEST" = a ]; then
-	check "ktest server listens on $MY_IP6" ktest_start role=server addr="$MY_IP6"
-	check "barrier: ktest server ready" barrier ktest6
-	check_match "ktest server on $MY_IP6: every session verified and ended as expected" \
-		"^ktest: result: PASS" ktest_finish
-else
-	check "barrier: ktest server ready" barrier ktest6
-	check_match "ktest client to $PEER_IP6: every operation passes" \
-		"^ktest: result: PASS" \
-		ktest_run role=client addr="$PEER_IP6" count=4 size=8193,65536
-fi
-check "barrier: IPv6 run done" barrier ktest6-done
+ktest_pair a ktest6 6 "every operation passes" count=4 size=8193,65536
 
 # The server disappears in the middle of a run: its rmmod must work at
 # once, and the client must fail loudly within its step timeout, not

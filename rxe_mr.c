@@ -543,6 +543,51 @@ int rxe_mr_copy(struct rxe_mr *mr, u64 iova, struct rxe_buf *buf,
 	return 0;
 }
 
+/* A place in a scatter/gather list: entry @i, @offset bytes into it. */
+struct rxe_mr_sgl_pos {
+	const struct ib_sge *sge;
+	u32 num_sge;
+	u32 i;
+	u32 offset;
+};
+
+/* Start at byte @offset of the list. */
+static void rxe_mr_sgl_seek(struct rxe_mr_sgl_pos *pos,
+			    const struct ib_sge *sge, u32 num_sge, u32 offset)
+{
+	pos->sge = sge;
+	pos->num_sge = num_sge;
+	pos->i = 0;
+	while (pos->i < num_sge && offset >= sge[pos->i].length)
+		offset -= sge[pos->i++].length;
+	pos->offset = offset;
+}
+
+/*
+ * The next piece of the list, at most @length bytes: its MR, with the key
+ * checked for @access over the piece's bytes (*@iova, *@n), and @pos moved
+ * past it. NULL, with @status set, when the list ends first or the key
+ * fails.
+ */
+static struct rxe_mr *rxe_mr_sgl_next(struct rxe_mr_sgl_pos *pos,
+				      struct rxe_qp *qp, u32 length,
+				      u32 access, u64 *iova, u32 *n,
+				      enum ib_wc_status *status)
+{
+	const struct ib_sge *sge;
+
+	if (pos->i >= pos->num_sge) {
+		*status = IB_WC_LOC_LEN_ERR;
+		return NULL;
+	}
+	sge = &pos->sge[pos->i++];
+	*n = min(length, sge->length - pos->offset);
+	*iova = sge->addr + pos->offset;
+	pos->offset = 0;
+	return rxe_mr_get_local(rxe_qp_dev(qp), qp->ibqp.pd, sge->lkey, *iova,
+				*n, access, status);
+}
+
 /**
  * rxe_mr_copy_sgl() - copy between a scatter/gather list and a packet
  * @qp: the QP whose work request owns the list; its PD must own the keys
@@ -563,33 +608,25 @@ int rxe_mr_copy_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct rxe_buf *buf, u32 length,
 		    enum rxe_copy_dir dir, u32 access, enum ib_wc_status *status)
 {
-	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct rxe_mr_sgl_pos pos;
 	struct rxe_mr *mr;
-	u32 i = 0, n;
+	u64 iova;
 	int err;
+	u32 n;
 
-	while (i < num_sge && offset >= sge[i].length)
-		offset -= sge[i++].length;
-
+	rxe_mr_sgl_seek(&pos, sge, num_sge, offset);
 	while (length) {
-		if (i >= num_sge) {
-			*status = IB_WC_LOC_LEN_ERR;
-			return -EINVAL;
-		}
-		n = min(length, sge[i].length - offset);
-		mr = rxe_mr_get_local(rxe, qp->ibqp.pd, sge[i].lkey,
-				      sge[i].addr + offset, n, access, status);
+		mr = rxe_mr_sgl_next(&pos, qp, length, access, &iova, &n,
+				     status);
 		if (!mr)
 			return -EINVAL;
-		err = rxe_mr_copy(mr, sge[i].addr + offset, buf, n, dir);
+		err = rxe_mr_copy(mr, iova, buf, n, dir);
 		rxe_mr_put(mr);
 		if (err) {
 			*status = IB_WC_LOC_PROT_ERR;
 			return -EINVAL;
 		}
 		length -= n;
-		offset = 0;
-		i++;
 	}
 	return 0;
 }
@@ -729,31 +766,22 @@ int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 		    u32 offset, struct sk_buff *skb, u32 length,
 		    enum ib_wc_status *status)
 {
-	struct rxe_dev *rxe = rxe_qp_dev(qp);
 	struct rxe_mr_lend_mark mark;
+	struct rxe_mr_sgl_pos pos;
 	struct rxe_mr *mr;
-	u32 i = 0, n;
 	int err = 0;
+	u64 iova;
+	u32 n;
 
 	rxe_mr_lend_mark(skb, &mark);
-
-	while (i < num_sge && offset >= sge[i].length)
-		offset -= sge[i++].length;
-
+	rxe_mr_sgl_seek(&pos, sge, num_sge, offset);
 	while (length) {
-		if (i >= num_sge) {
-			*status = IB_WC_LOC_LEN_ERR;
-			err = -EINVAL;
-			break;
-		}
-		n = min(length, sge[i].length - offset);
-		mr = rxe_mr_get_local(rxe, qp->ibqp.pd, sge[i].lkey,
-				      sge[i].addr + offset, n, 0, status);
+		mr = rxe_mr_sgl_next(&pos, qp, length, 0, &iova, &n, status);
 		if (!mr) {
 			err = -EINVAL;
 			break;
 		}
-		err = __rxe_mr_lend(mr, sge[i].addr + offset, skb, n);
+		err = __rxe_mr_lend(mr, iova, skb, n);
 		rxe_mr_put(mr);
 		if (err) {
 			if (err != -EAGAIN) {
@@ -763,8 +791,6 @@ int rxe_mr_lend_sgl(struct rxe_qp *qp, const struct ib_sge *sge, u32 num_sge,
 			break;
 		}
 		length -= n;
-		offset = 0;
-		i++;
 	}
 	if (err) {
 		/* The caller copies instead, or fails the work request. */

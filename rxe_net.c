@@ -32,6 +32,12 @@
 static struct socket *rxe_net_sock4;
 static struct socket *rxe_net_sock6;
 
+static unsigned int rxe_net_batch_max = RXE_NET_BATCH_PKTS;
+module_param_named(tx_batch, rxe_net_batch_max, uint, 0644);
+MODULE_PARM_DESC(tx_batch,
+		 "packets of a QP that may go through the IP stack as one (GSO) skb, at most "
+		 __stringify(RXE_NET_BATCH_PKTS) "; 0 or 1: one by one");
+
 /* Room in front of the BTH: link layer (with a VLAN tag), IPv6, UDP. */
 static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
 {
@@ -286,6 +292,13 @@ static void rxe_net_tx_done(struct sk_buff *skb)
 	struct rxe_net_tx *tx = skb_shinfo(skb)->destructor_arg;
 	struct rxe_qp *qp;
 
+	/*
+	 * Once only: fraglist segmentation runs the destructor of each
+	 * packet of a batch but its first when it takes them apart, and
+	 * the packet lives on to be sent and freed.
+	 */
+	skb->destructor = NULL;
+
 	if (atomic_dec_return(&tx->inflight) == RXE_INFLIGHT_SKBS_LOW) {
 		rcu_read_lock();
 		qp = rcu_dereference(tx->qp);
@@ -459,21 +472,136 @@ static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * Hand a finished packet, or a batch of them, to the IP layer. A batch is
+ * one GSO skb: the first packet in its head, the others whole on its
+ * frag_list (UDP fraglist GSO), so that the stack routes, filters and
+ * queues it once, and the netdev's driver gets the packets back to back
+ * (xmit_more) from one software segmentation in front of it. That only
+ * takes the packets apart: each keeps its own headers, IP ID
+ * (SKB_GSO_TCP_FIXEDID; they all have DF set) and ICRC. The segment size
+ * is the first packet's, the largest of the batch (rxe_net_batch_add()),
+ * so the stack's check of it against the route's MTU holds for all.
+ */
+static int rxe_net_out4(struct rxe_dev *rxe, struct sk_buff *skb,
+			unsigned int npkts, unsigned int seg_len)
+{
+	int err;
+
+	if (npkts > 1) {
+		rxe_counter_add(rxe, RXE_CNT_BATCHED_PKTS, npkts);
+		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST |
+					    SKB_GSO_TCP_FIXEDID;
+		skb_shinfo(skb)->gso_size = seg_len;
+		skb_shinfo(skb)->gso_segs = npkts;
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	}
+	err = ip_local_out(&init_net, rxe_net_sock4->sk, skb);
+	err = net_xmit_eval(err);
+	if (unlikely(err)) {
+		rxe_counter_add(rxe, RXE_CNT_SEND_ERR, npkts);
+		return err;
+	}
+	rxe_counter_add(rxe, RXE_CNT_SENT_PKTS, npkts);
+	return 0;
+}
+
 /**
- * rxe_net_xmit() - send a packet
+ * rxe_net_flush() - send the packets held in a batch
+ * @qp: the QP that filled @batch
+ * @batch: emptied
+ *
+ * Context: bottom halves disabled.
+ */
+void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
+{
+	struct sk_buff *skb = batch->head;
+
+	if (!skb)
+		return;
+	batch->head = NULL;
+	batch->tail = NULL;
+	rxe_net_out4(rxe_qp_dev(qp), skb, batch->npkts, batch->seg_len);
+}
+
+/*
+ * May an IPv4 packet on @dst join a batch? Only on a QP's own path (the
+ * one with a route @cache), and only to a netdev that takes the batch
+ * apart itself: one without NETIF_F_GSO_FRAGLIST. Those with it (software
+ * devices: tunnels, VLANs, bridges, bonds) pass it on whole, and a
+ * tunnel's segmentation of its outer packet mangles an inner fraglist
+ * (seen through VXLAN on 6.1). IPv6 packets are never batched: they leave
+ * their UDP checksum to the netdev (CHECKSUM_PARTIAL), which fraglist
+ * segmentation would not finish for one that cannot.
+ */
+static bool rxe_net_may_batch(const struct dst_entry *dst,
+			      const struct dst_cache *cache)
+{
+	return cache &&
+	       !(READ_ONCE(dst->dev->features) & NETIF_F_GSO_FRAGLIST);
+}
+
+/*
+ * Hold @skb, whose UDP payload is @seg_len bytes, in @batch if it can
+ * join: the same route, no longer than the first packet, room left under
+ * an IP datagram's length. Else the batch goes, and @skb starts the next.
+ * The batch keeps the first packet's route; the others drop theirs.
+ */
+static bool rxe_net_batch_add(struct rxe_qp *qp, struct rxe_net_batch *batch,
+			      struct sk_buff *skb, struct dst_entry *dst,
+			      unsigned int seg_len)
+{
+	struct sk_buff *head = batch->head;
+
+	if (head && (batch->dst != dst || seg_len > batch->seg_len ||
+		     batch->npkts >= READ_ONCE(rxe_net_batch_max) ||
+		     head->len + skb->len > RXE_NET_BATCH_BYTES))
+		rxe_net_flush(qp, batch);
+	if (READ_ONCE(rxe_net_batch_max) <= 1)
+		return false;
+
+	head = batch->head;
+	if (!head) {
+		skb_dst_set(skb, dst);
+		skb->dev = dst->dev;
+		batch->head = skb;
+		batch->dst = dst;
+		batch->npkts = 1;
+		batch->seg_len = seg_len;
+		return true;
+	}
+
+	dst_release(dst);
+	if (batch->tail)
+		batch->tail->next = skb;
+	else
+		skb_shinfo(head)->frag_list = skb;
+	batch->tail = skb;
+	head->len += skb->len;
+	head->data_len += skb->len;
+	head->truesize += skb->truesize;
+	batch->npkts++;
+	return true;
+}
+
+/**
+ * rxe_net_send() - send a packet, now or in a batch
  * @qp: the sending QP; it owns the skb until the stack frees it
  * @path: where to; a connected QP's own path uses its route cache
  * @sport: UDP source port
  * @skb: from rxe_net_alloc_skb(), with BTH, headers, payload and pad
  *	filled in, or from rxe_net_alloc_skb_lend() with its payload
  *	fragments and trailer; the ICRC is computed and stored here
+ * @batch: NULL to send at once; else packets on the QP's own IPv4 path
+ *	are held in it until rxe_net_flush() or until one does not fit
  *
  * Context: bottom halves disabled; consumes @skb.
  * Return: 0, or a negative errno when the packet was not sent (it is then
- * lost, as on a wire, and the protocol's retries take over).
+ * lost, as on a wire, and the protocol's retries take over). A held
+ * packet counts as sent; the stack may still drop it, as it may any.
  */
-int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
-		 struct sk_buff *skb)
+int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
+		 struct sk_buff *skb, struct rxe_net_batch *batch)
 {
 	struct dst_cache *cache = path == &qp->path ? &qp->dst_cache : NULL;
 	bool ipv4 = path->network_type == RDMA_NETWORK_IPV4;
@@ -501,6 +629,8 @@ int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 
 	if (dst->dev->flags & IFF_LOOPBACK) {
 		dst_release(dst);
+		if (batch)
+			rxe_net_flush(qp, batch);	/* in order */
 		return rxe_net_loopback(qp, skb, path);
 	}
 
@@ -513,16 +643,24 @@ int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		memcpy(skb_tail_pointer(skb) - RXE_ICRC_SIZE, &icrc,
 		       sizeof(icrc));
 
-	skb_dst_set(skb, dst);
-	skb->dev = dst->dev;
 	if (ipv4) {
-		err = ip_local_out(&init_net, rxe_net_sock4->sk, skb);
-	} else {
-		udp6_set_csum(false, skb, &path->saddr, &path->daddr,
-			      bth_len + sizeof(struct udphdr));
-		err = ip6_local_out(&init_net, rxe_net_sock6->sk, skb);
+		if (batch && rxe_net_may_batch(dst, cache) &&
+		    rxe_net_batch_add(qp, batch, skb, dst, bth_len))
+			return 0;
+		if (batch)
+			rxe_net_flush(qp, batch);	/* in order */
+		skb_dst_set(skb, dst);
+		skb->dev = dst->dev;
+		return rxe_net_out4(rxe, skb, 1, bth_len);
 	}
 
+	if (batch)
+		rxe_net_flush(qp, batch);
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	udp6_set_csum(false, skb, &path->saddr, &path->daddr,
+		      bth_len + sizeof(struct udphdr));
+	err = ip6_local_out(&init_net, rxe_net_sock6->sk, skb);
 	err = net_xmit_eval(err);
 	if (unlikely(err)) {
 		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);

@@ -402,7 +402,8 @@ static struct sk_buff *rxe_req_lend(struct rxe_qp *qp,
  * Build and send the packet of @wqe at req.offset. Return false when the
  * work request failed (it is then marked so).
  */
-static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
+static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
+				struct rxe_net_batch *batch)
 {
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
 	bool ud = rxe_qp_is_ud(qp);
@@ -462,7 +463,7 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe)
 
 	sport = ud ? rdma_get_udp_sport(path->flow_label, qp->ibqp.qp_num,
 					wqe->wr.ud.remote_qpn) : qp->src_port;
-	rxe_net_xmit(qp, path, sport, skb);
+	rxe_net_send(qp, path, sport, skb, batch);
 	if (rxe_qp_type(qp) == IB_QPT_RC)
 		rxe_comp_sent(qp, qp->req.psn, ack || rd_atomic);
 	if (first)
@@ -565,7 +566,7 @@ static bool rxe_req_may_start(struct rxe_qp *qp, struct rxe_swqe *wqe)
 }
 
 /* Send the next packet, or execute the next local work request. */
-static bool rxe_req_send_one(struct rxe_qp *qp)
+static bool rxe_req_send_one(struct rxe_qp *qp, struct rxe_net_batch *batch)
 {
 	enum ib_qp_state state = rxe_qp_state(qp);
 	struct rxe_swqe *wqe;
@@ -622,7 +623,7 @@ static bool rxe_req_send_one(struct rxe_qp *qp)
 	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= rxe_comp_window(qp))
 		return false;
 
-	if (!rxe_req_send_packet(qp, wqe))
+	if (!rxe_req_send_packet(qp, wqe, batch))
 		return false;
 	rxe_req_advance(qp, wqe);
 	return true;
@@ -632,13 +633,20 @@ static bool rxe_req_send_one(struct rxe_qp *qp)
  * rxe_req_run() - the send task
  * @qp: the QP
  *
+ * One call sends up to RXE_NET_BATCH_PKTS packets, which go to the stack
+ * together when they can (rxe_net_send()); none is held past the call.
+ *
  * Return: true while there is more to do.
  */
 bool rxe_req_run(struct rxe_qp *qp)
 {
+	struct rxe_net_batch batch = {};
+	unsigned int n = 0;
 	bool more;
 
 	more = rxe_comp_run(qp);
-	more |= rxe_req_send_one(qp);
-	return more;
+	while (n < RXE_NET_BATCH_PKTS && rxe_req_send_one(qp, &batch))
+		n++;
+	rxe_net_flush(qp, &batch);
+	return more || n;
 }

@@ -149,8 +149,8 @@ static void rxe_resp_flush_ack(struct rxe_qp *qp)
 	rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_ACK, AETH_CREDIT_INVALID),
 			  resp->ack_psn);
 	if (resp->ack_count > 1)
-		this_cpu_add(rxe_qp_dev(qp)->counters->cnt[RXE_CNT_ACK_COALESCED],
-			     resp->ack_count - 1);
+		rxe_counter_add(rxe_qp_dev(qp), RXE_CNT_ACK_COALESCED,
+				resp->ack_count - 1);
 	resp->ack_pending = false;
 	resp->ack_count = 0;
 }
@@ -159,8 +159,8 @@ static void rxe_resp_flush_ack(struct rxe_qp *qp)
 static void rxe_resp_drop_ack(struct rxe_qp *qp)
 {
 	if (qp->resp.ack_pending)
-		this_cpu_add(rxe_qp_dev(qp)->counters->cnt[RXE_CNT_ACK_COALESCED],
-			     qp->resp.ack_count);
+		rxe_counter_add(rxe_qp_dev(qp), RXE_CNT_ACK_COALESCED,
+				qp->resp.ack_count);
 	qp->resp.ack_pending = false;
 	qp->resp.ack_count = 0;
 }
@@ -607,7 +607,7 @@ static struct sk_buff *rxe_resp_lend(struct rxe_qp *qp, struct rxe_mr *mr,
 }
 
 /* Send the next response packet of the READ being answered. */
-static void rxe_resp_send_read(struct rxe_qp *qp)
+static void rxe_resp_send_read(struct rxe_qp *qp, struct rxe_net_batch *batch)
 {
 	struct rxe_resp *resp = &qp->resp;
 	struct rxe_rd_res *res = resp->read;
@@ -670,7 +670,7 @@ static void rxe_resp_send_read(struct rxe_qp *qp)
 		aeth_init((struct rxe_aeth *)(skb->data + info->offset[RXE_AETH]),
 			  aeth_syndrome(AETH_TYPE_ACK, AETH_CREDIT_INVALID),
 			  resp->msn);
-	rxe_net_xmit(qp, &qp->path, qp->src_port, skb);
+	rxe_net_send(qp, &qp->path, qp->src_port, skb, batch);
 
 	resp->read_psn = rxe_psn_add(psn, 1);
 	if (last)
@@ -678,7 +678,8 @@ static void rxe_resp_send_read(struct rxe_qp *qp)
 	return;
 
 gone:
-	/* The region went away under the READ. */
+	/* The region went away under the READ: the NAK goes after the rest. */
+	rxe_net_flush(qp, batch);
 	resp->read = NULL;
 	rxe_resp_nak(qp, AETH_NAK_REM_ACC_ERR, psn);
 	rxe_qp_set_error(qp);
@@ -935,11 +936,29 @@ static void rxe_resp_flush(struct rxe_qp *qp)
 		rxe_resp_complete(qp, NULL, IB_WC_WR_FLUSH_ERR, 0);
 }
 
+/*
+ * Send up to RXE_NET_BATCH_PKTS responses of the READ being answered, to
+ * the stack together when they can (rxe_net_send()).
+ */
+static bool rxe_resp_send_reads(struct rxe_qp *qp)
+{
+	struct rxe_net_batch batch = {};
+	unsigned int n;
+
+	for (n = 0; n < RXE_NET_BATCH_PKTS && qp->resp.read; n++) {
+		if (rxe_net_tx_busy(qp))
+			break;
+		rxe_resp_send_read(qp, &batch);
+	}
+	rxe_net_flush(qp, &batch);
+	return n > 0;
+}
+
 /**
  * rxe_resp_run() - the receive task
  * @qp: the QP
  *
- * One step: the next READ response, or the next request packet. A
+ * One step: the next READ responses (a batch), or the next request packet. A
  * coalesced ACK goes out once the queue is empty.
  *
  * Return: true while there is more to do.
@@ -973,12 +992,8 @@ bool rxe_resp_run(struct rxe_qp *qp)
 		break;
 	}
 
-	if (qp->resp.read) {
-		if (rxe_net_tx_busy(qp))
-			return false;
-		rxe_resp_send_read(qp);
-		return true;
-	}
+	if (qp->resp.read)
+		return rxe_resp_send_reads(qp);
 
 	skb = skb_dequeue(&qp->req_q);
 	if (!skb) {

@@ -48,6 +48,8 @@
  *	timeout, before the QP's own; they spend no retry
  * @RXE_CNT_LENT_PKTS: packets sent with their payload in the sender's own
  *	pages, not copied (rxe_mr_lend_sgl())
+ * @RXE_CNT_BATCHED_PKTS: packets that went through the IP stack in a batch
+ *	of two or more (rxe_net_send())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -80,6 +82,7 @@ enum rxe_counter {
 	RXE_CNT_DROP_NO_WQE,
 	RXE_CNT_RETRY_EARLY,
 	RXE_CNT_LENT_PKTS,
+	RXE_CNT_BATCHED_PKTS,
 	RXE_CNT_NUM,
 };
 
@@ -110,6 +113,20 @@ int rxe_counters_get_hw_stats(struct ib_device *ibdev,
 static inline void rxe_counter_inc(struct rxe_dev *rxe, enum rxe_counter index)
 {
 	this_cpu_inc(rxe->counters->cnt[index]);
+}
+
+/**
+ * rxe_counter_add() - count @n events
+ * @rxe: the device
+ * @index: the counter
+ * @n: how many
+ *
+ * Context: any.
+ */
+static inline void rxe_counter_add(struct rxe_dev *rxe, enum rxe_counter index,
+				   unsigned int n)
+{
+	this_cpu_add(rxe->counters->cnt[index], n);
 }
 
 #endif /* RXE_COUNTERS_H */

@@ -44,6 +44,29 @@ struct rxe_net_tx {
  */
 #define RXE_NET_LEND_MIN	256
 
+/* Packets a batch holds at most, and its bytes: one IP datagram's. */
+#define RXE_NET_BATCH_PKTS	16
+#define RXE_NET_BATCH_BYTES	U16_MAX
+
+/**
+ * struct rxe_net_batch - packets held to go through the stack together
+ * @head: the first packet; the others hang on its frag_list
+ * @tail: the last of those, NULL while there is only @head
+ * @dst: @head's route; only packets on it join
+ * @npkts: packets held
+ * @seg_len: @head's UDP payload, the GSO segment size
+ *
+ * Lives on the stack of one run of a send task: filled by rxe_net_send()
+ * and emptied by rxe_net_flush() before the run returns.
+ */
+struct rxe_net_batch {
+	struct sk_buff *head;
+	struct sk_buff *tail;
+	struct dst_entry *dst;
+	unsigned int npkts;
+	unsigned int seg_len;
+};
+
 /* rxe_net.c APIs: */
 int rxe_net_module_init(void);
 void rxe_net_module_exit(void);
@@ -52,8 +75,9 @@ struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 struct sk_buff *rxe_net_alloc_skb_lend(const struct rxe_dev *rxe,
 				       unsigned int hdr_len);
 bool rxe_net_add_trailer(struct sk_buff *skb, unsigned int pad);
-int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
-		 struct sk_buff *skb);
+int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
+		 struct sk_buff *skb, struct rxe_net_batch *batch);
+void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch);
 int rxe_net_qp_init(struct rxe_qp *qp);
 void rxe_net_qp_detach(struct rxe_qp *qp);
 void rxe_net_qp_cleanup(struct rxe_qp *qp);
@@ -84,6 +108,21 @@ static inline bool rxe_net_may_lend(const struct rxe_dev *rxe, u32 paylen)
 static inline bool rxe_net_tx_busy(const struct rxe_qp *qp)
 {
 	return atomic_read(&qp->tx->inflight) >= RXE_INFLIGHT_SKBS_HIGH;
+}
+
+/**
+ * rxe_net_xmit() - send a packet at once
+ * @qp: the sending QP
+ * @path: where to
+ * @sport: UDP source port
+ * @skb: the packet, consumed
+ *
+ * Return: as rxe_net_send().
+ */
+static inline int rxe_net_xmit(struct rxe_qp *qp, const struct rxe_path *path,
+			       u16 sport, struct sk_buff *skb)
+{
+	return rxe_net_send(qp, path, sport, skb, NULL);
 }
 
 #endif /* RXE_NET_H */

@@ -291,7 +291,7 @@ run_case() {
 	esac
 
 	if [ "$kind" = loss ]; then
-		tc qdisc replace dev eth0 root netem loss "$loss%" >>"$PHASELOG" 2>&1 ||
+		wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 ||
 			log "netem loss $loss% failed on $GUEST"
 	fi
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_mark
@@ -330,7 +330,7 @@ run_case() {
 	done
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_save "$name"
 	if [ "$kind" = loss ]; then
-		tc qdisc del dev eth0 root >>"$PHASELOG" 2>&1 || true
+		wire_netem >>"$PHASELOG" 2>&1 || true
 	fi
 	if [ "$GUEST" = "$CLIENT" ]; then
 		{

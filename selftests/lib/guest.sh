@@ -407,6 +407,28 @@ show_gids() {
 	done
 }
 
+# --- a lossy wire ------------------------------------------------------------
+
+# wire_netem [NETEM ARGS...]: netem (loss, delay, ...) on the packets eth0
+# receives, one by one as they come off the wire: an ingress redirect to
+# ifb0 with netem as its root. No ARGS: take it away. netem on eth0's own
+# egress would see a batch of our packets (one GSO skb, rxe_net_send()) as
+# one packet and drop or delay it whole; here every packet takes its
+# chance, with either driver.
+wire_netem() {
+	tc qdisc del dev eth0 ingress 2>/dev/null
+	if [ $# = 0 ]; then
+		tc qdisc del dev ifb0 root 2>/dev/null
+		return 0
+	fi
+	modprobe ifb numifbs=1 && modprobe sch_netem && modprobe act_mirred &&
+		modprobe cls_matchall && ip link set ifb0 up || return 1
+	tc qdisc add dev eth0 handle ffff: ingress &&
+		tc filter add dev eth0 parent ffff: matchall \
+			action mirred egress redirect dev ifb0 &&
+		tc qdisc replace dev ifb0 root netem "$@"
+}
+
 # --- kernel log --------------------------------------------------------------
 
 DMESG_BAD='WARNING|BUG|Oops|KASAN|UBSAN|lockdep|general protection|refcount_t|list_del corruption|list_add corruption|Call Trace|blocked for more than|rcu_.*detected stall|possible circular locking|kernel BUG|objects leaked|still counted as sending'

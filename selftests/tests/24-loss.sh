@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A lossy link: netem drops packets on both guests' eth0. RC traffic must
+# A lossy link: netem drops packets that come in on both guests' eth0
+# (wire_netem: each packet as it comes off the wire). RC traffic must
 # still complete with its data intact and without a QP error, recovering
 # through NAKs, retransmission and the ACK timer; the counters must show
 # that recovery happened. 1% loss for WRITE, READ, SEND and atomics, then
@@ -12,6 +13,7 @@
 # overrun the receiving guest.
 #
 #   rxe-a: eth0 [netem loss] <--- one link ---> [netem loss] eth0 :rxe-b
+#          (on what comes in)                    (on what comes in)
 #
 # guests: 2
 # timeout: 540
@@ -21,9 +23,9 @@
 # shellcheck source=selftests/lib/traffic.sh
 . "$REPO/selftests/lib/traffic.sh"
 
-# loss PCT: set netem loss on eth0.
+# loss PCT: lose PCT % of what eth0 receives.
 loss() {
-	tc qdisc replace dev eth0 root netem loss "$1%"
+	wire_netem loss "$1%"
 }
 
 
@@ -32,7 +34,7 @@ check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "modprobe sch_netem" modprobe sch_netem
 check "barrier: rxe0 is up on both guests" barrier up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
-check "netem loss 1% on eth0" loss 1
+check "netem loss 1% on what eth0 receives" loss 1
 
 if [ "$RXE_IMPL" = ours ]; then
 	retries0=$(( $(counter completer_retry_err) + $(counter retry_timeout) ))
@@ -53,7 +55,7 @@ if [ "$RXE_IMPL" = ours ]; then
 	check "no QP ran out of retries" test "$(counter retry_exceeded_err)" = 0
 fi
 
-check "netem loss 5% on eth0" loss 5
+check "netem loss 5% on what eth0 receives" loss 5
 pair "5% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -F
 pair "5% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 100 -F
 if [ "$RXE_IMPL" = ours ]; then
@@ -61,8 +63,8 @@ if [ "$RXE_IMPL" = ours ]; then
 	info "counters: $(counters)"
 fi
 
-check "netem: delay 1 ms +- 1 ms (reordering) and 0.5% loss on eth0" \
-	tc qdisc replace dev eth0 root netem delay 1ms 1ms loss 0.5%
+check "netem: delay 1 ms +- 1 ms (reordering) and 0.5% loss on what eth0 receives" \
+	wire_netem delay 1ms 1ms loss 0.5%
 pair "reordering: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 50 -F
 pair "reordering: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 50 -F
 pair "reordering: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 20
@@ -71,7 +73,7 @@ if [ "$RXE_IMPL" = ours ]; then
 	info "counters: $(counters)"
 fi
 
-check "netem off" tc qdisc del dev eth0 root
+check "netem off" wire_netem
 
 # No netem, yet packets are lost: a 1 MiB READ asked for in one READ
 # request comes back as 256 packets of 4 KiB in one burst, which overruns

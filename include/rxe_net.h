@@ -56,8 +56,9 @@ struct rxe_net_tx {
  * @npkts: packets held
  * @seg_len: @head's UDP payload, the GSO segment size
  *
- * Lives on the stack of one run of a send task: filled by rxe_net_send()
- * and emptied by rxe_net_flush() before the run returns.
+ * Lives on the stack of one step of a QP's task (the requester's packets,
+ * or the responder's READ responses): filled by rxe_net_send() and emptied
+ * by rxe_net_flush() before the step returns.
  */
 struct rxe_net_batch {
 	struct sk_buff *head;

@@ -282,6 +282,23 @@ static void rxe_net_tx_put(struct rxe_net_tx *tx)
 }
 
 /*
+ * An skb's destructor_arg: its QP's struct rxe_net_tx, with the packets
+ * the skb accounts for in the low bits (RXE_NET_TX_ALIGN keeps them
+ * free): one, or a whole batch for the batch's first packet. The others
+ * of a batch carry no destructor: fraglist segmentation would run it when
+ * it takes the batch apart and leave it set, to run again when the packet
+ * is freed.
+ */
+static_assert(RXE_NET_BATCH_PKTS < RXE_NET_TX_ALIGN);
+/* kmalloc() aligns a power-of-two size to itself (rxe_net_qp_init()). */
+static_assert(!(sizeof(struct rxe_net_tx) & (sizeof(struct rxe_net_tx) - 1)));
+
+static void *rxe_net_tx_arg(struct rxe_net_tx *tx, unsigned int npkts)
+{
+	return (void *)((unsigned long)tx | npkts);
+}
+
+/*
  * Runs when the network stack is done with one of our skbs. That can be
  * deep inside a driver holding its transmit queue lock (virtio-net frees
  * sent skbs under it), so the tasks that wait for room are only
@@ -289,17 +306,15 @@ static void rxe_net_tx_put(struct rxe_net_tx *tx)
  */
 static void rxe_net_tx_done(struct sk_buff *skb)
 {
-	struct rxe_net_tx *tx = skb_shinfo(skb)->destructor_arg;
+	unsigned long arg = (unsigned long)skb_shinfo(skb)->destructor_arg;
+	struct rxe_net_tx *tx = (void *)(arg & ~(RXE_NET_TX_ALIGN - 1UL));
+	int npkts = arg & (RXE_NET_TX_ALIGN - 1);
 	struct rxe_qp *qp;
+	int left;
 
-	/*
-	 * Once only: fraglist segmentation runs the destructor of each
-	 * packet of a batch but its first when it takes them apart, and
-	 * the packet lives on to be sent and freed.
-	 */
-	skb->destructor = NULL;
-
-	if (atomic_dec_return(&tx->inflight) == RXE_INFLIGHT_SKBS_LOW) {
+	left = atomic_sub_return(npkts, &tx->inflight);
+	if (left <= RXE_INFLIGHT_SKBS_LOW &&
+	    left + npkts > RXE_INFLIGHT_SKBS_LOW) {
 		rcu_read_lock();
 		qp = rcu_dereference(tx->qp);
 		if (qp) {
@@ -316,8 +331,20 @@ static void rxe_net_tx_own(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	refcount_inc(&qp->tx->ref);
 	atomic_inc(&qp->tx->inflight);
-	skb_shinfo(skb)->destructor_arg = qp->tx;
+	skb_shinfo(skb)->destructor_arg = rxe_net_tx_arg(qp->tx, 1);
 	skb->destructor = rxe_net_tx_done;
+}
+
+/*
+ * A packet joins a batch: the batch's first packet accounts for it from
+ * now on (rxe_net_flush() sets its count), so it gives up its own
+ * destructor and reference; it stays in the QP's in-flight count.
+ */
+static void rxe_net_tx_disown(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	skb->destructor = NULL;
+	skb_shinfo(skb)->destructor_arg = NULL;
+	rxe_net_tx_put(qp->tx);
 }
 
 static struct dst_entry *rxe_net_route4(const struct rxe_path *path,
@@ -521,6 +548,7 @@ void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
 		return;
 	batch->head = NULL;
 	batch->tail = NULL;
+	skb_shinfo(skb)->destructor_arg = rxe_net_tx_arg(qp->tx, batch->npkts);
 	rxe_net_out4(rxe_qp_dev(qp), skb, batch->npkts, batch->seg_len);
 }
 
@@ -572,6 +600,7 @@ static bool rxe_net_batch_add(struct rxe_qp *qp, struct rxe_net_batch *batch,
 	}
 
 	dst_release(dst);
+	rxe_net_tx_disown(qp, skb);
 	if (batch->tail)
 		batch->tail->next = skb;
 	else
@@ -680,6 +709,7 @@ int rxe_net_qp_init(struct rxe_qp *qp)
 {
 	int err;
 
+	/* Aligned to its power-of-two size, RXE_NET_TX_ALIGN at least. */
 	qp->tx = kzalloc(sizeof(*qp->tx), GFP_KERNEL);
 	if (!qp->tx)
 		return -ENOMEM;

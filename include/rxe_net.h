@@ -14,10 +14,16 @@
 #define RXE_INFLIGHT_SKBS_HIGH	64
 #define RXE_INFLIGHT_SKBS_LOW	16
 
+/*
+ * Alignment of struct rxe_net_tx, whose address an skb's destructor_arg
+ * carries with a packet count below it: above RXE_NET_BATCH_PKTS.
+ */
+#define RXE_NET_TX_ALIGN	32
+
 /**
  * struct rxe_net_tx - a QP's share of the network stack
  * @ref: one for the QP until it is destroyed, one for each skb in the stack
- * @inflight: the QP's skbs the stack still holds
+ * @inflight: the QP's packets the stack still holds
  * @qp: the QP to wake when @inflight falls to RXE_INFLIGHT_SKBS_LOW, NULL
  *	once the QP is being destroyed; RCU, as the skb destructor reads it
  * @rcu: the last reference frees it after a grace period
@@ -32,7 +38,7 @@ struct rxe_net_tx {
 	atomic_t inflight;
 	struct rxe_qp __rcu *qp;
 	struct rcu_head rcu;
-};
+} __aligned(RXE_NET_TX_ALIGN);
 
 /* Head room behind the headers for a lent payload's pad and ICRC. */
 #define RXE_NET_TRAILER_ROOM	8

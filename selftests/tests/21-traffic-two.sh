@@ -28,7 +28,7 @@ if [ "$RXE_IMPL" = ours ]; then
 	check "packets were sent in batches (batched_pkts > 0)" \
 		test "$(counter batched_pkts)" -gt 0
 fi
-check "barrier: traffic done" barrier done
+check "barrier: traffic done" barrier "done"
 check "rdma link delete rxe0" rxe_del rxe0
 check "rmmod rdma_rxe" rmmod rdma_rxe
 dmesg_clean

@@ -24,6 +24,7 @@
 . "$REPO/selftests/lib/traffic.sh"
 
 # loss PCT: lose PCT % of what eth0 receives.
+# shellcheck disable=SC2317 # called through check
 loss() {
 	wire_netem loss "$1%"
 }
@@ -97,7 +98,7 @@ if [ "$RXE_IMPL" = ours ]; then
 	fi
 fi
 check "MTU 1500 on eth0" ip link set eth0 mtu 1500
-check "barrier: traffic done" barrier done
+check "barrier: traffic done" barrier "done"
 check "rdma link delete rxe0" rxe_del rxe0
 check "rmmod rdma_rxe" rmmod rdma_rxe
 dmesg_clean

@@ -326,25 +326,17 @@ static void rxe_net_tx_done(struct sk_buff *skb)
 	rxe_net_tx_put(tx);
 }
 
-/* Account an skb to its QP until rxe_net_tx_done() runs for it. */
-static void rxe_net_tx_own(struct rxe_qp *qp, struct sk_buff *skb)
+/*
+ * Give the stack @skb, which accounts for @npkts packets of the QP's
+ * in-flight count (rxe_net_send() counted them): it holds the QP's
+ * struct rxe_net_tx until rxe_net_tx_done() runs for it.
+ */
+static void rxe_net_tx_own(struct rxe_qp *qp, struct sk_buff *skb,
+			   unsigned int npkts)
 {
 	refcount_inc(&qp->tx->ref);
-	atomic_inc(&qp->tx->inflight);
-	skb_shinfo(skb)->destructor_arg = rxe_net_tx_arg(qp->tx, 1);
+	skb_shinfo(skb)->destructor_arg = rxe_net_tx_arg(qp->tx, npkts);
 	skb->destructor = rxe_net_tx_done;
-}
-
-/*
- * A packet joins a batch: the batch's first packet accounts for it from
- * now on (rxe_net_flush() sets its count), so it gives up its own
- * destructor and reference; it stays in the QP's in-flight count.
- */
-static void rxe_net_tx_disown(struct rxe_qp *qp, struct sk_buff *skb)
-{
-	skb->destructor = NULL;
-	skb_shinfo(skb)->destructor_arg = NULL;
-	rxe_net_tx_put(qp->tx);
 }
 
 static struct dst_entry *rxe_net_route4(const struct rxe_path *path,
@@ -548,15 +540,16 @@ void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
 		return;
 	batch->head = NULL;
 	batch->tail = NULL;
-	skb_shinfo(skb)->destructor_arg = rxe_net_tx_arg(qp->tx, batch->npkts);
+	rxe_net_tx_own(qp, skb, batch->npkts);
 	rxe_net_out4(rxe_qp_dev(qp), skb, batch->npkts, batch->seg_len);
 }
 
 /*
  * May an IPv4 packet on @dst join a batch? Only on a QP's own path (the
- * one with a route @cache), and only to a netdev that takes the batch
- * apart itself: one without NETIF_F_GSO_FRAGLIST. Those with it (software
- * devices: tunnels, VLANs, bridges, bonds) pass it on whole, and a
+ * one with a route @cache), not to a local address, and only to a netdev
+ * that takes the batch apart itself: one without NETIF_F_GSO_FRAGLIST.
+ * Those with it (software devices: tunnels, VLANs, bridges, bonds) pass
+ * it on whole, and a
  * tunnel's segmentation of its outer packet mangles an inner fraglist
  * (seen through VXLAN on 6.1). IPv6 packets are never batched: they leave
  * their UDP checksum to the netdev (CHECKSUM_PARTIAL), which fraglist
@@ -565,7 +558,7 @@ void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
 static bool rxe_net_may_batch(const struct dst_entry *dst,
 			      const struct dst_cache *cache)
 {
-	return cache &&
+	return cache && !(dst->dev->flags & IFF_LOOPBACK) &&
 	       !(READ_ONCE(dst->dev->features) & NETIF_F_GSO_FRAGLIST);
 }
 
@@ -573,7 +566,8 @@ static bool rxe_net_may_batch(const struct dst_entry *dst,
  * Hold @skb, whose UDP payload is @seg_len bytes, in @batch if it can
  * join: the same route, no longer than the first packet, room left under
  * an IP datagram's length. Else the batch goes, and @skb starts the next.
- * The batch keeps the first packet's route; the others drop theirs.
+ * The batch keeps the first packet's route; the others drop theirs, and
+ * its first packet's destructor accounts for them all (rxe_net_flush()).
  */
 static bool rxe_net_batch_add(struct rxe_qp *qp, struct rxe_net_batch *batch,
 			      struct sk_buff *skb, struct dst_entry *dst,
@@ -600,7 +594,6 @@ static bool rxe_net_batch_add(struct rxe_qp *qp, struct rxe_net_batch *batch,
 	}
 
 	dst_release(dst);
-	rxe_net_tx_disown(qp, skb);
 	if (batch->tail)
 		batch->tail->next = skb;
 	else
@@ -639,6 +632,7 @@ int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 	unsigned int bth_off;
 	struct dst_entry *dst;
 	__le32 icrc;
+	bool join;
 	int err;
 
 	dst = ipv4 ? rxe_net_route4(path, cache) : rxe_net_route6(path, cache);
@@ -647,19 +641,21 @@ int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		kfree_skb(skb);
 		return -EHOSTUNREACH;
 	}
+	join = batch && ipv4 && rxe_net_may_batch(dst, cache);
+	if (batch && !join)
+		rxe_net_flush(qp, batch);	/* what it holds goes first */
 
 	rxe_net_push_udp(skb, sport);
 	if (ipv4)
 		rxe_net_push_ip4(skb, path, dst);
 	else
 		rxe_net_push_ip6(skb, path, dst);
-	rxe_net_tx_own(qp, skb);
+	atomic_inc(&qp->tx->inflight);
 	trace_rxe_pkt_tx(rxe, skb, bth_len);
 
 	if (dst->dev->flags & IFF_LOOPBACK) {
 		dst_release(dst);
-		if (batch)
-			rxe_net_flush(qp, batch);	/* in order */
+		rxe_net_tx_own(qp, skb, 1);
 		return rxe_net_loopback(qp, skb, path);
 	}
 
@@ -672,21 +668,15 @@ int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		memcpy(skb_tail_pointer(skb) - RXE_ICRC_SIZE, &icrc,
 		       sizeof(icrc));
 
-	if (ipv4) {
-		if (batch && rxe_net_may_batch(dst, cache) &&
-		    rxe_net_batch_add(qp, batch, skb, dst, bth_len))
-			return 0;
-		if (batch)
-			rxe_net_flush(qp, batch);	/* in order */
-		skb_dst_set(skb, dst);
-		skb->dev = dst->dev;
-		return rxe_net_out4(rxe, skb, 1, bth_len);
-	}
+	if (join && rxe_net_batch_add(qp, batch, skb, dst, bth_len))
+		return 0;
 
-	if (batch)
-		rxe_net_flush(qp, batch);
+	rxe_net_tx_own(qp, skb, 1);
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
+	if (ipv4)
+		return rxe_net_out4(rxe, skb, 1, bth_len);
+
 	udp6_set_csum(false, skb, &path->saddr, &path->daddr,
 		      bth_len + sizeof(struct udphdr));
 	err = ip6_local_out(&init_net, rxe_net_sock6->sk, skb);

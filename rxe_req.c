@@ -40,6 +40,7 @@ void rxe_req_start(struct rxe_qp *qp)
 {
 	qp->req.psn = qp->attr.sq_psn;
 	qp->req.top_psn = qp->attr.sq_psn;
+	qp->req.ack_req_psn = rxe_psn_add(qp->attr.sq_psn, -1);
 	qp->req.sqd_notified = false;
 	rxe_comp_start(qp);
 }
@@ -190,6 +191,7 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 		}
 	}
 	qp->req.since_ack_req = 0;
+	qp->req.ack_req_psn = rxe_psn_add(psn, -1);
 	trace_rxe_retry(qp, psn);
 }
 
@@ -252,19 +254,34 @@ static u32 rxe_req_ack_every(const struct rxe_qp *qp)
 }
 
 /*
+ * Did a packet sent since the last rewind ask for an ACK that has not
+ * come yet?
+ */
+static bool rxe_req_ack_owed(const struct rxe_qp *qp)
+{
+	return rxe_psn_diff(qp->req.ack_req_psn, qp->comp.psn) >= 0 &&
+	       rxe_psn_diff(qp->req.ack_req_psn, qp->req.psn) < 0;
+}
+
+/*
  * Does the packet at req.psn ask for an ACK (BTH AckReq)? A responder
  * acknowledges only the packets that ask (IBA 9.7.5.1.1), so one of them
  * must come often enough to keep the window moving, and on the last packet
  * before the requester goes quiet: the end of the last message posted, or
- * the packet that fills the window. Messages in a burst need not ask each:
- * one ACK covers them all, and the ACKs saved are packets both ends do not
- * process. READ and atomic requests are answered anyway.
+ * the packet that fills the window. That last one need not ask while the
+ * ACK an earlier packet asked for is still to come: it opens the window,
+ * and the packets after it ask in their turn. A QP whose share of the
+ * window is small fills it all the time, and asked on nearly every
+ * packet that did. Messages in a burst need not ask each: one ACK covers
+ * them all, and the ACKs saved are packets both ends do not process. READ
+ * and atomic requests are answered anyway.
  */
 static bool rxe_req_wants_ack(struct rxe_qp *qp, bool last)
 {
 	if (++qp->req.since_ack_req >= rxe_req_ack_every(qp))
 		return true;
-	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= rxe_comp_window(qp))
+	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= rxe_comp_window(qp) &&
+	    !rxe_req_ack_owed(qp))
 		return true;
 	return last && rxe_sq_next(qp, qp->req.index) ==
 		       rxe_queue_peer_index(&qp->sq.queue);
@@ -452,8 +469,10 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	}
 
 	ack = rxe_qp_type(qp) == IB_QPT_RC && rxe_req_wants_ack(qp, last);
-	if (ack)
+	if (ack) {
 		qp->req.since_ack_req = 0;
+		qp->req.ack_req_psn = qp->req.psn;
+	}
 	bth_init((struct rxe_bth *)skb->data, opcode,
 		 last && (wqe->send_flags & IB_SEND_SOLICITED),
 		 pad, RXE_DEFAULT_PKEY,

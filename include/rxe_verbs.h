@@ -376,6 +376,8 @@ struct rxe_rq {
  *	retransmission
  * @rd_atomic: READ and atomic WQEs sent and not yet answered
  * @since_ack_req: packets sent since the last that asked for an ACK
+ * @ack_req_psn: PSN of the last packet that asked for an ACK; one before
+ *	the PSN it went back to after a rewind
  * @sqd_notified: the SQ_DRAINED event of this drain went out
  */
 struct rxe_req {
@@ -386,6 +388,7 @@ struct rxe_req {
 	u32 top_psn;
 	u32 rd_atomic;
 	u32 since_ack_req;
+	u32 ack_req_psn;
 	bool sqd_notified;
 };
 

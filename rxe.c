@@ -18,6 +18,7 @@
 #include "rxe_opcode.h"
 #include "rxe_icrc.h"
 #include "rxe_comp.h"
+#include "rxe_resp.h"
 
 #ifdef DEBUG
 static int __init rxe_selftests(void)
@@ -47,6 +48,7 @@ static int __init rxe_module_init(void)
 	err = rxe_task_module_init();
 	if (err)
 		return err;
+	rxe_resp_module_init();
 	err = rxe_mr_module_init();
 	if (err)
 		goto err_task;
@@ -65,6 +67,7 @@ err_net:
 err_mr:
 	rxe_mr_module_exit();
 err_task:
+	rxe_resp_module_exit();
 	rxe_task_module_exit();
 	return err;
 }
@@ -76,6 +79,7 @@ static void __exit rxe_module_exit(void)
 	rxe_dev_module_exit();
 	rxe_net_module_exit();
 	rxe_mr_module_exit();
+	rxe_resp_module_exit();
 	rxe_task_module_exit();
 
 	for (type = 0; type < RXE_OBJ_NTYPES; type++) {

@@ -242,6 +242,8 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->modify_mutex);
 	skb_queue_head_init(&qp->req_q);
 	skb_queue_head_init(&qp->rsp_q);
+	INIT_LIST_HEAD(&qp->ack_link);
+	qp->ack_flags = 0;
 	qp->is_user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->srq = init->srq ? to_rxe_srq(init->srq) : NULL;
@@ -543,9 +545,11 @@ int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  *  3. Stop the timers, which no task can now re-arm.
  *  4. Drop the packets still queued for the QP.
  *  5. Drain the remaining references, held by contexts that finish on
- *     their own. skbs still in the network stack are not among them: a
- *     stuck netdev may keep them for good, and they only pin the QP's
- *     struct rxe_net_tx (rxe_net_qp_cleanup()).
+ *     their own (among them a CPU's list of QPs owing an ACK, whose
+ *     tasklet only asks the disabled receive task to run). skbs still
+ *     in the network stack are not among them: a stuck netdev may keep
+ *     them for good, and they only pin the QP's struct rxe_net_tx
+ *     (rxe_net_qp_cleanup()).
  *  6. Free the rings; ib_core frees the QP itself once we return.
  *
  * Return: 0.

@@ -8,7 +8,7 @@
  * ACK, READs and atomics from the resources kept in resp.res). A request
  * that needs a receive WQE when none is posted draws an RNR NAK. Errors
  * the requester must hear of draw a NAK, and put the QP in error. ACKs are
- * coalesced while more requests wait in the queue.
+ * coalesced over what one receive softirq takes in (rxe_resp_ack_idle()).
  *
  * UC: no ACKs; a missing packet drops the rest of its message. UD: one
  * packet per message, delivered behind a GRH.
@@ -153,6 +153,98 @@ static void rxe_resp_flush_ack(struct rxe_qp *qp)
 				resp->ack_count - 1);
 	resp->ack_pending = false;
 	resp->ack_count = 0;
+}
+
+/*
+ * ACKs at the end of the receive round. The receive task runs in the
+ * softirq that takes each packet off the netdev, one packet at a time, so
+ * its queue runs dry after every packet, and an ACK owed then would go out
+ * at once: one per packet that asks, even when the next packets of the QP
+ * are already waiting on the netdev. Instead the QP goes on this CPU's
+ * list, and a tasklet sends its ACK once the softirq has taken in what it
+ * had: tasklets run after the network receive softirq that raised them.
+ * An ACK that answers RXE_MAX_ACK_COALESCE requests goes out at once.
+ *
+ * The list is only touched on its own CPU with bottom halves disabled
+ * (the receive task and the tasklet), so it needs no lock. Each QP on
+ * it holds a reference, which destroy waits for.
+ */
+struct rxe_ack_round {
+	struct list_head qps;
+	struct tasklet_struct tasklet;
+};
+
+static DEFINE_PER_CPU(struct rxe_ack_round, rxe_ack_round);
+
+static void rxe_resp_ack_round_end(struct tasklet_struct *t)
+{
+	struct rxe_ack_round *round = from_tasklet(round, t, tasklet);
+	struct rxe_qp *qp, *next;
+	LIST_HEAD(qps);
+
+	list_splice_init(&round->qps, &qps);
+	list_for_each_entry_safe(qp, next, &qps, ack_link) {
+		list_del_init(&qp->ack_link);
+		clear_bit_unlock(RXE_ACK_LISTED, &qp->ack_flags);
+		set_bit(RXE_ACK_NOW, &qp->ack_flags);
+		rxe_task_run(&qp->recv_task);
+		rxe_qp_put(qp);
+	}
+}
+
+/**
+ * rxe_resp_module_init() - set up each CPU's list of QPs owing an ACK
+ */
+void rxe_resp_module_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rxe_ack_round *round = per_cpu_ptr(&rxe_ack_round, cpu);
+
+		INIT_LIST_HEAD(&round->qps);
+		tasklet_setup(&round->tasklet, rxe_resp_ack_round_end);
+	}
+}
+
+/**
+ * rxe_resp_module_exit() - wait for the last round's tasklets
+ *
+ * Context: every QP is destroyed, so no tasklet is scheduled again.
+ */
+void rxe_resp_module_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tasklet_kill(&per_cpu_ptr(&rxe_ack_round, cpu)->tasklet);
+}
+
+/*
+ * The queue ran dry with an ACK owed: send it now, or at the end of this
+ * receive round when the task runs in the softirq that takes packets in.
+ */
+static void rxe_resp_ack_idle(struct rxe_qp *qp)
+{
+	bool now = test_and_clear_bit(RXE_ACK_NOW, &qp->ack_flags);
+	struct rxe_ack_round *round;
+
+	if (!qp->resp.ack_pending)
+		return;
+	if (now || !in_serving_softirq()) {
+		rxe_resp_flush_ack(qp);
+		return;
+	}
+	if (test_and_set_bit_lock(RXE_ACK_LISTED, &qp->ack_flags))
+		return;		/* a round's end is coming for it */
+	if (!rxe_obj_get(&qp->obj)) {
+		clear_bit_unlock(RXE_ACK_LISTED, &qp->ack_flags);
+		rxe_resp_flush_ack(qp);
+		return;
+	}
+	round = this_cpu_ptr(&rxe_ack_round);
+	list_add_tail(&qp->ack_link, &round->qps);
+	tasklet_schedule(&round->tasklet);
 }
 
 /* A response of ours (READ, atomic) acknowledges what came before it. */
@@ -997,7 +1089,7 @@ bool rxe_resp_run(struct rxe_qp *qp)
 
 	skb = skb_dequeue(&qp->req_q);
 	if (!skb) {
-		rxe_resp_flush_ack(qp);
+		rxe_resp_ack_idle(qp);
 		return false;
 	}
 
@@ -1015,6 +1107,6 @@ bool rxe_resp_run(struct rxe_qp *qp)
 	consume_skb(skb);
 
 	if (skb_queue_empty(&qp->req_q))
-		rxe_resp_flush_ack(qp);
+		rxe_resp_ack_idle(qp);
 	return qp->resp.read || !skb_queue_empty(&qp->req_q);
 }

@@ -557,6 +557,9 @@ struct rxe_resp {
  * @req: requester state
  * @comp: completer state
  * @resp: responder state
+ * @ack_link: in this CPU's list of QPs that owe an ACK at the end of the
+ *	receive round (rxe_resp.c); outside @resp, which a reset clears
+ * @ack_flags: RXE_ACK_LISTED, RXE_ACK_NOW (atomic bit operations)
  */
 struct rxe_qp {
 	struct ib_qp ibqp;
@@ -583,6 +586,8 @@ struct rxe_qp {
 	struct rxe_req req;
 	struct rxe_comp comp;
 	struct rxe_resp resp;
+	struct list_head ack_link;
+	unsigned long ack_flags;
 };
 
 static inline struct rxe_ucontext *to_rxe_uctx(struct ib_ucontext *uctx)

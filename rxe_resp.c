@@ -153,6 +153,7 @@ static void rxe_resp_flush_ack(struct rxe_qp *qp)
 				resp->ack_count - 1);
 	resp->ack_pending = false;
 	resp->ack_count = 0;
+	resp->unacked = 0;
 }
 
 /*
@@ -223,6 +224,9 @@ void rxe_resp_module_exit(void)
 /*
  * The queue ran dry with an ACK owed: send it now, or at the end of this
  * receive round when the task runs in the softirq that takes packets in.
+ * An ACK for the only packet since the last one goes at once: the
+ * requester is not streaming, more likely waiting for it (a ping-pong),
+ * and the tasklet may be left to ksoftirqd when the round ran long.
  */
 static void rxe_resp_ack_idle(struct rxe_qp *qp)
 {
@@ -231,7 +235,7 @@ static void rxe_resp_ack_idle(struct rxe_qp *qp)
 
 	if (!qp->resp.ack_pending)
 		return;
-	if (now || !in_serving_softirq()) {
+	if (now || !in_serving_softirq() || qp->resp.unacked < 2) {
 		rxe_resp_flush_ack(qp);
 		return;
 	}
@@ -255,6 +259,7 @@ static void rxe_resp_drop_ack(struct rxe_qp *qp)
 				qp->resp.ack_count);
 	qp->resp.ack_pending = false;
 	qp->resp.ack_count = 0;
+	qp->resp.unacked = 0;
 }
 
 /*
@@ -908,6 +913,7 @@ static void rxe_resp_owe_ack(struct rxe_qp *qp, struct sk_buff *skb)
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	struct rxe_resp *resp = &qp->resp;
 
+	resp->unacked++;
 	if (!bth_ack((struct rxe_bth *)skb->data))
 		return;
 	resp->ack_pending = true;

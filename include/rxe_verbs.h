@@ -502,7 +502,8 @@ struct rxe_rd_res {
  *	duplicate request replays from the middle of a READ)
  * @ack_pending: an ACK is owed for the packets up to @ack_psn
  * @ack_psn: PSN the owed ACK carries
- * @ack_count: packets the owed ACK covers
+ * @ack_count: packets asking for an ACK that the owed ACK answers
+ * @unacked: SEND and WRITE packets executed since the last ACK or response
  * @established: IB_EVENT_COMM_EST was raised (first packet taken in RTR)
  */
 struct rxe_resp {
@@ -526,6 +527,7 @@ struct rxe_resp {
 	bool ack_pending;
 	u32 ack_psn;
 	u32 ack_count;
+	u32 unacked;
 	bool established;
 };
 

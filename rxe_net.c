@@ -549,11 +549,10 @@ void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
  * one with a route @cache), not to a local address, and only to a netdev
  * that takes the batch apart itself: one without NETIF_F_GSO_FRAGLIST.
  * Those with it (software devices: tunnels, VLANs, bridges, bonds) pass
- * it on whole, and a
- * tunnel's segmentation of its outer packet mangles an inner fraglist
- * (seen through VXLAN on 6.1). IPv6 packets are never batched: they leave
- * their UDP checksum to the netdev (CHECKSUM_PARTIAL), which fraglist
- * segmentation would not finish for one that cannot.
+ * it on whole, and a tunnel's segmentation of its outer packet mangles an
+ * inner fraglist (seen through VXLAN on 6.1). IPv6 packets are never
+ * batched: they leave their UDP checksum to the netdev (CHECKSUM_PARTIAL),
+ * which fraglist segmentation would not finish for one that cannot.
  */
 static bool rxe_net_may_batch(const struct dst_entry *dst,
 			      const struct dst_cache *cache)

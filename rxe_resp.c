@@ -139,6 +139,14 @@ static void rxe_resp_nak(struct rxe_qp *qp, u8 code, u32 psn)
 	rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_NAK, code), psn);
 }
 
+/* Everything executed so far is acknowledged: nothing is owed. */
+static void rxe_resp_acked(struct rxe_resp *resp)
+{
+	resp->ack_pending = false;
+	resp->ack_count = 0;
+	resp->unacked = 0;
+}
+
 /* Send the coalesced ACK that is owed, if any. */
 static void rxe_resp_flush_ack(struct rxe_qp *qp)
 {
@@ -151,9 +159,7 @@ static void rxe_resp_flush_ack(struct rxe_qp *qp)
 	if (resp->ack_count > 1)
 		rxe_counter_add(rxe_qp_dev(qp), RXE_CNT_ACK_COALESCED,
 				resp->ack_count - 1);
-	resp->ack_pending = false;
-	resp->ack_count = 0;
-	resp->unacked = 0;
+	rxe_resp_acked(resp);
 }
 
 /*
@@ -257,9 +263,7 @@ static void rxe_resp_drop_ack(struct rxe_qp *qp)
 	if (qp->resp.ack_pending)
 		rxe_counter_add(rxe_qp_dev(qp), RXE_CNT_ACK_COALESCED,
 				qp->resp.ack_count);
-	qp->resp.ack_pending = false;
-	qp->resp.ack_count = 0;
-	qp->resp.unacked = 0;
+	rxe_resp_acked(&qp->resp);
 }
 
 /*

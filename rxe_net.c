@@ -497,25 +497,31 @@ static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
  * frag_list (UDP fraglist GSO), so that the stack routes, filters and
  * queues it once, and the netdev's driver gets the packets back to back
  * (xmit_more) from one software segmentation in front of it. That only
- * takes the packets apart: each keeps its own headers, IP ID
- * (SKB_GSO_TCP_FIXEDID; they all have DF set) and ICRC. The segment size
- * is the first packet's, the largest of the batch (rxe_net_batch_add()),
- * so the stack's check of it against the route's MTU holds for all.
+ * takes the packets apart: each keeps its own headers, IPv4 ID
+ * (SKB_GSO_TCP_FIXEDID; they all have DF set), UDP checksum and ICRC; the
+ * IP layer's length fields, which it sets for the whole batch, are set
+ * again for each packet. The segment size is the first packet's, the
+ * largest of the batch (rxe_net_batch_add()), so the stack's check of it
+ * against the route's MTU holds for all.
  */
-static int rxe_net_out4(struct rxe_dev *rxe, struct sk_buff *skb,
-			unsigned int npkts, unsigned int seg_len)
+static int rxe_net_out(struct rxe_dev *rxe, struct sk_buff *skb,
+		       unsigned int npkts, unsigned int seg_len)
 {
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	int err;
 
 	if (npkts > 1) {
 		rxe_counter_add(rxe, RXE_CNT_BATCHED_PKTS, npkts);
 		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST |
-					    SKB_GSO_TCP_FIXEDID;
+					    (ipv6 ? 0 : SKB_GSO_TCP_FIXEDID);
 		skb_shinfo(skb)->gso_size = seg_len;
 		skb_shinfo(skb)->gso_segs = npkts;
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 	}
-	err = ip_local_out(&init_net, rxe_net_sock4->sk, skb);
+	if (ipv6)
+		err = ip6_local_out(&init_net, rxe_net_sock6->sk, skb);
+	else
+		err = ip_local_out(&init_net, rxe_net_sock4->sk, skb);
 	err = net_xmit_eval(err);
 	if (unlikely(err)) {
 		rxe_counter_add(rxe, RXE_CNT_SEND_ERR, npkts);
@@ -541,24 +547,43 @@ void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
 	batch->head = NULL;
 	batch->tail = NULL;
 	rxe_net_tx_own(qp, skb, batch->npkts);
-	rxe_net_out4(rxe_qp_dev(qp), skb, batch->npkts, batch->seg_len);
+	rxe_net_out(rxe_qp_dev(qp), skb, batch->npkts, batch->seg_len);
 }
 
 /*
- * May an IPv4 packet on @dst join a batch? Only on a QP's own path (the
- * one with a route @cache), not to a local address, and only to a netdev
+ * May a packet on @dst join a batch? Only on a QP's own path (the one
+ * with a route @cache), not to a local address, and only to a netdev
  * that takes the batch apart itself: one without NETIF_F_GSO_FRAGLIST.
  * Those with it (software devices: tunnels, VLANs, bridges, bonds) pass
  * it on whole, and a tunnel's segmentation of its outer packet mangles an
- * inner fraglist (seen through VXLAN on 6.1). IPv6 packets are never
- * batched: they leave their UDP checksum to the netdev (CHECKSUM_PARTIAL),
- * which fraglist segmentation would not finish for one that cannot.
+ * inner fraglist (seen through VXLAN on 6.1).
  */
 static bool rxe_net_may_batch(const struct dst_entry *dst,
 			      const struct dst_cache *cache)
 {
 	return cache && !(dst->dev->flags & IFF_LOOPBACK) &&
 	       !(READ_ONCE(dst->dev->features) & NETIF_F_GSO_FRAGLIST);
+}
+
+/*
+ * IPv6 requires a UDP checksum, which a packet sent alone leaves to the
+ * netdev (CHECKSUM_PARTIAL). Fraglist segmentation would not finish it in
+ * the packets of a batch, so one that joins carries it whole: one more
+ * pass over a packet whose ICRC was just computed, for a pass through the
+ * stack saved.
+ */
+static void rxe_net_udp6_csum(struct sk_buff *skb)
+{
+	unsigned int off = skb_transport_offset(skb), len = skb->len - off;
+	const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	struct udphdr *uh = udp_hdr(skb);
+
+	uh->check = 0;
+	uh->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len,
+				    IPPROTO_UDP, skb_checksum(skb, off, len, 0));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
+	skb->ip_summed = CHECKSUM_NONE;
 }
 
 /*
@@ -581,6 +606,8 @@ static bool rxe_net_batch_add(struct rxe_qp *qp, struct rxe_net_batch *batch,
 	if (READ_ONCE(rxe_net_batch_max) <= 1)
 		return false;
 
+	if (skb->protocol == htons(ETH_P_IPV6))
+		rxe_net_udp6_csum(skb);
 	head = batch->head;
 	if (!head) {
 		skb_dst_set(skb, dst);
@@ -613,8 +640,8 @@ static bool rxe_net_batch_add(struct rxe_qp *qp, struct rxe_net_batch *batch,
  * @skb: from rxe_net_alloc_skb(), with BTH, headers, payload and pad
  *	filled in, or from rxe_net_alloc_skb_lend() with its payload
  *	fragments and trailer; the ICRC is computed and stored here
- * @batch: NULL to send at once; else packets on the QP's own IPv4 path
- *	are held in it until rxe_net_flush() or until one does not fit
+ * @batch: NULL to send at once; else packets on the QP's own path are
+ *	held in it until rxe_net_flush() or until one does not fit
  *
  * Context: bottom halves disabled; consumes @skb.
  * Return: 0, or a negative errno when the packet was not sent (it is then
@@ -632,7 +659,6 @@ int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 	struct dst_entry *dst;
 	__le32 icrc;
 	bool join;
-	int err;
 
 	dst = ipv4 ? rxe_net_route4(path, cache) : rxe_net_route6(path, cache);
 	if (!dst) {
@@ -640,7 +666,7 @@ int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		kfree_skb(skb);
 		return -EHOSTUNREACH;
 	}
-	join = batch && ipv4 && rxe_net_may_batch(dst, cache);
+	join = batch && rxe_net_may_batch(dst, cache);
 	if (batch && !join)
 		rxe_net_flush(qp, batch);	/* what it holds goes first */
 
@@ -673,19 +699,10 @@ int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 	rxe_net_tx_own(qp, skb, 1);
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
-	if (ipv4)
-		return rxe_net_out4(rxe, skb, 1, bth_len);
-
-	udp6_set_csum(false, skb, &path->saddr, &path->daddr,
-		      bth_len + sizeof(struct udphdr));
-	err = ip6_local_out(&init_net, rxe_net_sock6->sk, skb);
-	err = net_xmit_eval(err);
-	if (unlikely(err)) {
-		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
-		return err;
-	}
-	rxe_counter_inc(rxe, RXE_CNT_SENT_PKTS);
-	return 0;
+	if (!ipv4)
+		udp6_set_csum(false, skb, &path->saddr, &path->daddr,
+			      bth_len + sizeof(struct udphdr));
+	return rxe_net_out(rxe, skb, 1, bth_len);
 }
 
 /**

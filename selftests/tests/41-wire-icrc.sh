@@ -42,8 +42,10 @@ pt() {
 	pair "$1" "$BW_ROW" rxe-perftest "${@:2}" -d rxe0 -n 20
 }
 pt "ib_send_bw RC, IPv4, 2501 B (pad 3)" ib_send_bw -x "$g4" -s 2501
+b0=$(counter batched_pkts 2>/dev/null)
 pt "ib_write_bw RC, IPv6, 3002 B, tclass 104" \
 	ib_write_bw -x "$g6" -s 3002 --tclass=104
+b6=$(($(counter batched_pkts 2>/dev/null || echo 0) - ${b0:-0}))
 pt "ib_read_bw RC, IPv4, 2003 B" ib_read_bw -x "$g4" -s 2003
 pt "ib_atomic_bw CMP_AND_SWAP, IPv6" \
 	ib_atomic_bw -x "$g6" -A CMP_AND_SWAP
@@ -78,6 +80,15 @@ if [ "$RXE_IMPL" = ours ]; then
 		test "$(counter drop_icrc_err)" = 0
 	check "no packet of the peer was dropped as malformed (drop_malformed $(counter drop_malformed))" \
 		test "$(counter drop_malformed)" = 0
+	# The IPv6 WRITEs went in batches, each packet with its own UDP
+	# checksum, which the receiving UDP layer checks.
+	if [ "$GUEST" = b ]; then
+		check "IPv6 WRITE packets went in batches ($b6 batched)" \
+			test "$b6" -gt 0
+	fi
+	c6=$(awk '$1 == "Udp6InCsumErrors" { print $2 }' /proc/net/snmp6)
+	check "no UDP/IPv6 checksum error here (Udp6InCsumErrors $c6)" \
+		test "$c6" = 0
 fi
 check "barrier: checks done" barrier checked
 dmesg_clean

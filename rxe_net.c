@@ -553,16 +553,24 @@ void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch)
 /*
  * May a packet on @dst join a batch? Only on a QP's own path (the one
  * with a route @cache), not to a local address, and only to a netdev
- * that takes the batch apart itself: one without NETIF_F_GSO_FRAGLIST.
- * Those with it (software devices: tunnels, VLANs, bridges, bonds) pass
- * it on whole, and a tunnel's segmentation of its outer packet mangles an
- * inner fraglist (seen through VXLAN on 6.1).
+ * that takes the batch apart itself, one without NETIF_F_GSO_FRAGLIST,
+ * or to a VLAN on such a netdev: the VLAN device passes the batch whole
+ * to the one under it, which cuts it with the tag in every packet. Other
+ * devices with the feature (tunnels, bridges, bonds, a VLAN on a VLAN)
+ * pass it on whole as well, but a tunnel's segmentation of its outer
+ * packet mangles an inner fraglist (seen through VXLAN on 6.1), and the
+ * others are not looked through.
  */
 static bool rxe_net_may_batch(const struct dst_entry *dst,
 			      const struct dst_cache *cache)
 {
-	return cache && !(dst->dev->flags & IFF_LOOPBACK) &&
-	       !(READ_ONCE(dst->dev->features) & NETIF_F_GSO_FRAGLIST);
+	const struct net_device *dev = dst->dev;
+
+	if (!cache || (dev->flags & IFF_LOOPBACK))
+		return false;
+	if (is_vlan_dev(dev))
+		dev = vlan_dev_real_dev(dev);
+	return !(READ_ONCE(dev->features) & NETIF_F_GSO_FRAGLIST);
 }
 
 /*

@@ -18,6 +18,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 
@@ -393,6 +394,14 @@ static void rxe_resp_complete(struct rxe_qp *qp, struct sk_buff *skb,
 			if (skb_mac_header_was_set(skb)) {
 				ether_addr_copy(wc.smac, eth_hdr(skb)->h_source);
 				wc.wc_flags |= IB_WC_WITH_SMAC;
+			}
+			/*
+			 * Arrived through a VLAN: ib_core finds the GID to
+			 * answer from by it (the connection manager's MADs).
+			 */
+			if (is_vlan_dev(skb->dev)) {
+				wc.vlan_id = vlan_dev_vlan_id(skb->dev);
+				wc.wc_flags |= IB_WC_WITH_VLAN;
 			}
 		}
 		solicited = bth_se((struct rxe_bth *)skb->data);

@@ -4,9 +4,10 @@
 # Capturing and dissecting RoCEv2 packets in the wire tests (4x). Sourced
 # after guest.sh.
 #
-#   capture_start FILE      dumpcap on eth0, UDP port 4791, libpcap format,
-#                           at most CAPTURE_MAX (3000) frames; returns once
-#                           the capture runs
+#   capture_start FILE      dumpcap on eth0, UDP port 4791 (or the filter
+#                           CAPTURE_FILTER), libpcap format, at most
+#                           CAPTURE_MAX (3000) frames; returns once the
+#                           capture runs
 #   capture_stop FILE       stop it and keep a copy in the guest's results
 #   TSHARK_OPTS             tshark options that leave the InfiniBand
 #                           dissector alone to judge the payloads
@@ -40,7 +41,7 @@ _capture_wait() {
 capture_start() {
 	rm -f "$1"
 	# The capture outlives the checks of the traffic it records.
-	CHECK_TIMEOUT=${CAPTURE_TIMEOUT:-400} bg dumpcap dumpcap -i eth0 -f "udp port 4791" -P -c "${CAPTURE_MAX:-3000}" -w "$1"
+	CHECK_TIMEOUT=${CAPTURE_TIMEOUT:-400} bg dumpcap dumpcap -i eth0 -f "${CAPTURE_FILTER:-udp port 4791}" -P -c "${CAPTURE_MAX:-3000}" -w "$1"
 	check "dumpcap captures UDP port 4791 on eth0" _capture_wait "$1"
 }
 

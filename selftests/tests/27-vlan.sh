@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RoCE over a VLAN, the common setup on real networks (a priority for the
+# RoCE traffic needs a tag). The driver binds to eth0, as on a real host,
+# and ib_core gives it the addresses of the VLAN eth0.100 above as GIDs of
+# their own; traffic on those GIDs leaves through the VLAN, tagged, and
+# comes back through it. RC traffic of every kind over IPv4 and IPv6,
+# UC and UD, validated buffers both ways (rping -V); guest b captures
+# what crosses eth0: every RoCE frame must carry VLAN 100, every ICRC and
+# IPv6 UDP checksum must be right (roce.py), and no packet may fail its
+# ICRC at the receiver. With ours, requests and READ responses go through
+# the VLAN in batches, which the VLAN device hands whole to eth0's
+# software segmentation.
+#
+#   rxe-a: rxe0/eth0, eth0.100 10.13.0.1 --- VLAN 100 --- 10.13.0.2 eth0.100, rxe0/eth0 :rxe-b
+#
+# guests: 2
+# timeout: 480
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+# shellcheck source=selftests/lib/traffic.sh
+. "$REPO/selftests/lib/traffic.sh"
+# shellcheck source=selftests/lib/wire.sh
+. "$REPO/selftests/lib/wire.sh"
+
+V4_MY=10.13.0.${MY_IP##*.}
+V4_PEER=10.13.0.${PEER_IP##*.}
+V6_MY=fd13::${MY_IP##*.}
+V6_PEER=fd13::${PEER_IP##*.}
+cap=/tmp/vlan.pcap
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "load 8021q" modprobe 8021q
+check "eth0.100: VLAN 100 on eth0" \
+	ip link add link eth0 name eth0.100 type vlan id 100
+check "eth0.100: addresses $V4_MY and $V6_MY" \
+	sh -c "ip addr add $V4_MY/24 dev eth0.100 &&
+	       ip addr add $V6_MY/64 dev eth0.100 nodad"
+check "eth0.100: up" ip link set eth0.100 up
+
+# From here on the tools meet over the VLAN's addresses: rxe_add waits
+# for the GID of this one.
+MY_IP=$V4_MY
+PEER_IP=$V4_PEER
+check "add rxe0 on eth0" rxe_add rxe0 eth0
+check "barrier: rxe0 is up on both guests" barrier up
+check "ping $PEER_IP over eth0.100" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
+check "ping $V6_PEER over eth0.100" ping -c 2 -i 0.2 -w 20 "$V6_PEER"
+g4=$(gid_index "$V4_MY")
+g6=$(gid_index "$V6_MY")
+check "GIDs of $V4_MY ($g4) and $V6_MY ($g6)" test -n "$g4" -a -n "$g6"
+check "GID $g4 belongs to eth0.100" \
+	grep -qx eth0.100 "/sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/$g4"
+
+if [ "$GUEST" = b ]; then
+	CAPTURE_FILTER="vlan 100 and udp port 4791" capture_start "$cap"
+fi
+check "barrier: capture running" barrier capture
+
+batched0=$(counter batched_pkts 2>/dev/null)
+pair "ib_write_bw RC, IPv4, 64 KiB" "$BW_ROW" \
+	rxe-perftest ib_write_bw -d rxe0 -x "$g4" -n 200 -F
+pair "ib_read_bw RC, IPv6, 64 KiB" "$BW_ROW" \
+	rxe-perftest ib_read_bw -d rxe0 -x "$g6" -n 200 -F
+pair "ib_send_bw RC, IPv6, 3002 B" "$BW_ROW" \
+	rxe-perftest ib_send_bw -d rxe0 -x "$g6" -s 3002 -n 200 -F
+pair "ib_write_bw UC, IPv4, 5000 B" "$BW_ROW" \
+	rxe-perftest ib_write_bw -c UC -d rxe0 -x "$g4" -s 5000 -n 200 -F
+pair "ib_send_bw UD, IPv6, 1024 B" "$BW_ROW" \
+	rxe-perftest ib_send_bw -c UD -d rxe0 -x "$g6" -s 1024 -n 200 -F
+# rping's server READs the client's buffer and WRITEs it back; -V checks
+# every round's data.
+rping_pair "rping -v -V, 4000 B, IPv4" 4 -V -S 4000
+check "barrier: traffic done" barrier traffic
+
+if [ "$GUEST" = b ]; then
+	capture_stop "$cap"
+	check "every captured frame is tagged VLAN 100, with a right ICRC" \
+		python3 - "$REPO/selftests/py" "$cap" <<'PY'
+import struct
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import roce  # noqa: E402
+
+frames = roce.read_pcap(sys.argv[2])
+pkts = roce.roce_frames(frames)
+untagged = sum(1 for f in frames
+               if struct.unpack(">H", f[12:14])[0] != 0x8100 or
+               struct.unpack(">H", f[14:16])[0] & 0xFFF != 100)
+v4 = [p for p in pkts if p.ipver == 4]
+v6 = [p for p in pkts if p.ipver == 6]
+bad = [p for p in pkts if not p.icrc_ok]
+bad6 = [p for p in v6 if not p.udp6_ok]
+print("# %d frames: %d RoCEv2 (%d IPv4, %d IPv6)" %
+      (len(frames), len(pkts), len(v4), len(v6)))
+why = []
+if len(pkts) < 300 or not v4 or not v6:
+    why.append("too few packets of one IP version")
+if untagged:
+    why.append("%d frames without VLAN 100" % untagged)
+if len(pkts) != len(frames):
+    why.append("%d frames are not RoCEv2" % (len(frames) - len(pkts)))
+if bad:
+    why.append("%d wrong ICRCs, first psn %d" % (len(bad), bad[0].psn))
+if bad6:
+    why.append("%d wrong IPv6 UDP checksums" % len(bad6))
+for w in why:
+    print(w)
+sys.exit(1 if why else 0)
+PY
+fi
+
+info "counters: $(counters)"
+if [ "$RXE_IMPL" = ours ]; then
+	batched=$(($(counter batched_pkts) - ${batched0:-0}))
+	check "packets went through the VLAN in batches ($batched)" \
+		test "$batched" -gt 0
+	# The kernel's rdma_rxe has no such counter.
+	check "no packet failed its ICRC" test "$(counter drop_icrc_err)" = 0
+fi
+c6=$(awk '$1 == "Udp6InCsumErrors" { print $2 }' /proc/net/snmp6)
+check "no UDP/IPv6 checksum error here (Udp6InCsumErrors $c6)" \
+	test "$c6" = 0
+check "barrier: checks done" barrier "done"
+check "rdma link delete rxe0" rxe_del rxe0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+dmesg_clean
+
+finish

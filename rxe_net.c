@@ -210,6 +210,8 @@ static void rxe_net_rcv(struct rxe_dev *rxe, struct sk_buff *skb,
 	pkt->psn = bth_psn(bth);
 	pkt->paylen = skb->len - info->length - tail;
 	pkt->qp = NULL;
+	pkt->vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
+					       RXE_PKT_NO_VLAN;
 	if (pkt->paylen && !(info->mask & RXE_PAYLOAD_MASK))
 		goto drop_malformed;
 	/*
@@ -451,8 +453,12 @@ static void rxe_net_push_ip6(struct sk_buff *skb, const struct rxe_path *path,
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 }
 
-/* The device that owns a local destination address, if it is one of ours. */
-static struct rxe_dev *rxe_net_local_dev_rcu(const struct rxe_path *path)
+/*
+ * The device that owns a local destination address, if it is one of
+ * ours; *@ndevp is the netdev with the address (ours or a VLAN above it).
+ */
+static struct rxe_dev *rxe_net_local_dev_rcu(const struct rxe_path *path,
+					     struct net_device **ndevp)
 {
 	struct net_device *ndev;
 
@@ -460,22 +466,25 @@ static struct rxe_dev *rxe_net_local_dev_rcu(const struct rxe_path *path)
 		ndev = __ip_dev_find(&init_net, path->daddr.s6_addr32[3], false);
 	else
 		ndev = ipv6_dev_find(&init_net, &path->daddr, NULL);
+	*ndevp = ndev;
 	return ndev ? rxe_net_dev_rcu(ndev) : NULL;
 }
 
 /*
  * A packet for a local address never leaves the host: hand it to the
  * receive path of the device owning that address, with its IP and UDP
- * headers in place as if it had come in. There is no ICRC to check.
+ * headers in place as if it had come in through the netdev that has the
+ * address (a VLAN's, for the VLAN it names). There is no ICRC to check.
  */
 static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
 			    const struct rxe_path *path)
 {
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct net_device *ndev;
 	struct rxe_dev *to;
 
 	rcu_read_lock();
-	to = rxe_net_local_dev_rcu(path);
+	to = rxe_net_local_dev_rcu(path, &ndev);
 	if (!to) {
 		rcu_read_unlock();
 		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
@@ -483,7 +492,7 @@ static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
 		return -EHOSTUNREACH;
 	}
 	rxe_counter_inc(rxe, RXE_CNT_SENT_PKTS);
-	skb->dev = to->ndev;
+	skb->dev = ndev;
 	skb_dst_drop(skb);
 	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 	rxe_net_rcv(to, skb, true);

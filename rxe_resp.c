@@ -18,7 +18,6 @@
  */
 
 #include <linux/etherdevice.h>
-#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 
@@ -399,8 +398,8 @@ static void rxe_resp_complete(struct rxe_qp *qp, struct sk_buff *skb,
 			 * Arrived through a VLAN: ib_core finds the GID to
 			 * answer from by it (the connection manager's MADs).
 			 */
-			if (is_vlan_dev(skb->dev)) {
-				wc.vlan_id = vlan_dev_vlan_id(skb->dev);
+			if (pkt->vlan_id != RXE_PKT_NO_VLAN) {
+				wc.vlan_id = pkt->vlan_id;
 				wc.wc_flags |= IB_WC_WITH_VLAN;
 			}
 		}

@@ -21,6 +21,8 @@ struct rxe_qp;
  * @paylen: payload bytes, pad excluded
  * @opcode: BTH opcode
  * @hdrlen: bytes of BTH and extension headers; the payload starts here
+ * @vlan_id: the ID of the VLAN device the packet came in through, or
+ *	RXE_PKT_NO_VLAN; noted on arrival, while the device is sure to exist
  *
  * The skb's data starts at the BTH and every header is linear; the
  * payload may sit in page fragments. The IP header stays reachable
@@ -33,7 +35,10 @@ struct rxe_pkt {
 	u32 paylen;
 	u8 opcode;
 	u8 hdrlen;
+	u16 vlan_id;
 };
+
+#define RXE_PKT_NO_VLAN		0xffff
 
 /**
  * rxe_skb_pkt() - the parsed packet of an skb

@@ -6,7 +6,8 @@
 # and ib_core gives it the addresses of the VLAN eth0.100 above as GIDs of
 # their own; traffic on those GIDs leaves through the VLAN, tagged, and
 # comes back through it. RC traffic of every kind over IPv4 and IPv6,
-# UC and UD, validated buffers both ways (rping -V); guest b captures
+# UC and UD, validated buffers both ways (rping -V, also to the guest's
+# own VLAN address, which the driver loops back); guest b captures
 # what crosses eth0: every RoCE frame must carry VLAN 100, every ICRC and
 # IPv6 UDP checksum must be right (roce.py), and no packet may fail its
 # ICRC at the receiver. With ours, requests and READ responses go through
@@ -74,6 +75,13 @@ pair "ib_send_bw UD, IPv6, 1024 B" "$BW_ROW" \
 # every round's data.
 rping_pair "rping -v -V, 4000 B, IPv4" 4 -V -S 4000
 check "barrier: traffic done" barrier traffic
+# rdma_cm to this guest's own VLAN address: looped back inside the
+# driver, the packets must still say they came through the VLAN.
+bg rping-self rping -s -a "$V4_MY" -C 5 -V -S 4000 -v
+sleep 2
+check "rping -V to its own address on eth0.100 (looped back)" \
+	rping -c -a "$V4_MY" -C 5 -V -S 4000 -v
+check "rping server on its own address on eth0.100" bg_wait rping-self
 
 if [ "$GUEST" = b ]; then
 	capture_stop "$cap"

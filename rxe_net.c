@@ -596,8 +596,8 @@ static void rxe_net_udp6_csum(struct sk_buff *skb)
 	struct udphdr *uh = udp_hdr(skb);
 
 	uh->check = 0;
-	uh->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len,
-				    IPPROTO_UDP, skb_checksum(skb, off, len, 0));
+	uh->check = udp_v6_check(len, &ip6h->saddr, &ip6h->daddr,
+				 skb_checksum(skb, off, len, 0));
 	if (!uh->check)
 		uh->check = CSUM_MANGLED_0;
 	skb->ip_summed = CHECKSUM_NONE;

@@ -45,9 +45,10 @@ static int __init rxe_module_init(void)
 	if (err)
 		return err;
 
+	rxe_icrc_module_init();
 	err = rxe_task_module_init();
 	if (err)
-		return err;
+		goto err_icrc;
 	rxe_resp_module_init();
 	err = rxe_mr_module_init();
 	if (err)
@@ -69,6 +70,8 @@ err_mr:
 err_task:
 	rxe_resp_module_exit();
 	rxe_task_module_exit();
+err_icrc:
+	rxe_icrc_module_exit();
 	return err;
 }
 
@@ -81,6 +84,7 @@ static void __exit rxe_module_exit(void)
 	rxe_mr_module_exit();
 	rxe_resp_module_exit();
 	rxe_task_module_exit();
+	rxe_icrc_module_exit();
 
 	for (type = 0; type < RXE_OBJ_NTYPES; type++) {
 		n = rxe_obj_live(type);

@@ -280,8 +280,10 @@ barrier() {
 _modprobe_conf=/etc/modprobe.d/rxe-testbed.conf
 
 # load_rxe [ours|theirs]: load the driver under test (default $RXE_IMPL).
-#   ours:   its dependencies with modprobe, then insmod $RXE_KO. The in-tree
-#           module is blocked from loading (`rdma link add` may ask for it).
+#   ours:   its dependencies with modprobe, then insmod $RXE_KO with the
+#           module parameters in $RXE_PARAMS (words, e.g. "icrc=crypto").
+#           The in-tree module is blocked from loading (`rdma link add` may
+#           ask for it).
 #   theirs: the kernel's in-tree rdma_rxe with modprobe.
 # Also loads ib_uverbs and rdma_ucm for userspace.
 load_rxe() {
@@ -294,7 +296,8 @@ load_rxe() {
 		echo "install rdma_rxe /bin/false" >"$_modprobe_conf"
 		IFS=, read -r -a deps <<<"$(modinfo -F depends "$RXE_KO")"
 		[ "${#deps[@]}" = 0 ] || modprobe -a "${deps[@]}" || return 1
-		insmod "$RXE_KO" || return 1
+		# shellcheck disable=SC2086 # words: one parameter each
+		insmod "$RXE_KO" ${RXE_PARAMS:-} || return 1
 		;;
 	theirs)
 		rm -f "$_modprobe_conf"

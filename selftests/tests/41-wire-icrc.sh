@@ -11,6 +11,9 @@
 # and first proves on real packets that it notices any covered byte
 # changing and ignores the fields routers rewrite. On the receive side
 # no packet of ours may be dropped for its ICRC (drop_icrc_err stays 0).
+# With our driver, guest b sums with the crypto API's CRC-32 (icrc=crypto)
+# and guest a with the engine its load-time timing chose (icrc=auto), so
+# each engine's ICRCs are checked on the wire and by the other.
 #
 # guests: 2
 # timeout: 480
@@ -25,7 +28,39 @@
 mix=$REPO/selftests/py/wire_mix.py
 cap=/tmp/icrc.pcap
 
-check "load rdma_rxe ($RXE_IMPL)" load_rxe
+# insmod with an engine that does not exist, its dependencies loaded so
+# that only the parameter can be what it refuses: it must say so.
+# shellcheck disable=SC2317 # called through check_match
+bogus_engine() {
+	local deps
+
+	deps=$(modinfo -F depends "$RXE_KO" | tr , ' ')
+	# shellcheck disable=SC2086 # one module per word
+	modprobe -a ib_core $deps || return 1
+	if insmod "$RXE_KO" icrc=bogus; then
+		echo "insmod took icrc=bogus"
+		return 1
+	fi
+	dmesg | tail -n 5
+}
+
+if [ "$RXE_IMPL" = ours ]; then
+	check_match "icrc=bogus is refused at load" "bogus' invalid for parameter .icrc" \
+		bogus_engine
+	check "a refused load leaves no module behind" \
+		bash -c '! grep -q "^rdma_rxe " /proc/modules'
+	[ "$GUEST" = b ] && RXE_PARAMS=icrc=crypto || RXE_PARAMS=icrc=auto
+	export RXE_PARAMS
+fi
+check "load rdma_rxe ($RXE_IMPL${RXE_PARAMS:+, $RXE_PARAMS})" load_rxe
+if [ "$RXE_IMPL" = ours ]; then
+	engine=$(cat /sys/module/rdma_rxe/parameters/icrc)
+	info "ICRC engine: $engine; $(dmesg | grep -o 'icrc: crc32_le .*' | tail -n 1)"
+	if [ "$GUEST" = b ]; then
+		check "icrc=crypto sums with the crypto API ($engine)" \
+			test "${engine%% *}" = crypto
+	fi
+fi
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both" barrier rxe-up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"

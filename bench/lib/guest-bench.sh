@@ -34,6 +34,10 @@
 # nothing in the guest restarts it, see docs/performance.md. Then the case just run is moved to runs/wire-lost/,
 # the boot ends early with "IMPL ID" in $RESULTS/$GUEST/wire-lost, and
 # bench/run.sh boots the pair again for the runs not yet made.
+#
+# bench/ab.sh's guest side (lib/guest-ab.sh) sources this file for its
+# helpers (nap, pair_run, run_again, counters_mark/_save, wire_check, ...):
+# sourced, it stops before the boot below.
 
 # It changes the MTU, netem and modules of the machine it runs on: only in
 # a test guest, never on the host.
@@ -262,12 +266,35 @@ lat_ok() {
 	return 1
 }
 
+# run_again NAME TAG KIND ATTEMPT: after attempt ATTEMPT of a run (pair_run
+# NAME TAG), whether to make it again. Latency needs perftest's clock
+# (cycles per µs); when its calibration fails (under emulation it sometimes
+# does) the numbers are inf or missing: the client guest then keeps the
+# attempt's output as NAME.client.attempt<N>.log and asks for another, up
+# to LAT_ATTEMPTS, and tells the other guest (a barrier). True: again.
+run_again() {
+	local name=$1 tag=$2 kind=$3 attempt=$4 verdict='done'
+
+	if [ "$GUEST" = "$CLIENT" ] && [ "$kind" = lat ] && [ "$_rc" = 0 ] &&
+		[ "$attempt" -lt "$LAT_ATTEMPTS" ] &&
+		! lat_ok "$name.client.log"; then
+		verdict=retry
+		cp "$name.client.log" "$name.client.attempt$attempt.log"
+	fi
+	if [ "$NGUESTS" = 2 ]; then
+		[ "$GUEST" != "$CLIENT" ] || echo "$verdict" >"$(_verdict_file "$tag")"
+		barrier "$tag-verdict" || return 1
+		read -r verdict 2>/dev/null <"$(_verdict_file "$tag")" || verdict='done'
+	fi
+	[ "$verdict" = retry ]
+}
+
 _ncase=0
 
 # run_case IMPL ID KIND MTU TOOL SIZE QPS LOSS: run one case and record it.
 run_case() {
 	local impl=$1 id=$2 kind=$3 mtu=$4 tool=$5 size=$6 qps=$7 loss=$8
-	local name slug tag args=() attempt=0 verdict window=0 rmtu=1024 start
+	local name slug tag args=() attempt=0 window=0 rmtu=1024 start
 
 	slug=${id//\//_}
 	name=$RUNS/$impl.$slug
@@ -311,22 +338,7 @@ run_case() {
 			pair_run "$name" "$tag" "$BW_TIMEOUT" 1 18515 -- "${args[@]}" -- "${args[@]}"
 			;;
 		esac
-		# Latency needs perftest's clock (cycles per µs); when its
-		# calibration fails (under emulation it sometimes does) the
-		# numbers are inf or missing: run it again.
-		verdict='done'
-		if [ "$GUEST" = "$CLIENT" ] && [ "$kind" = lat ] && [ "$_rc" = 0 ] &&
-			[ "$attempt" -lt "$LAT_ATTEMPTS" ] &&
-			! lat_ok "$name.client.log"; then
-			verdict=retry
-			cp "$name.client.log" "$name.client.attempt$attempt.log"
-		fi
-		if [ "$NGUESTS" = 2 ]; then
-			[ "$GUEST" != "$CLIENT" ] || echo "$verdict" >"$(_verdict_file "$tag")"
-			barrier "$tag-verdict" || break
-			read -r verdict 2>/dev/null <"$(_verdict_file "$tag")" || verdict='done'
-		fi
-		[ "$verdict" = retry ] || break
+		run_again "$name" "$tag" "$kind" "$attempt" || break
 	done
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_save "$name"
 	if [ "$kind" = loss ]; then
@@ -426,6 +438,10 @@ wire_lost() {
 }
 
 # --- the boot ----------------------------------------------------------------
+
+# Sourced (lib/guest-ab.sh, bench/ab.sh's guest side): the helpers above
+# only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 # (No process substitution: the guest has no /dev/fd.)
 mapfile -t CASES <<<"$(bench_cases "$TOPO")"
@@ -542,5 +558,6 @@ for impl in "${ORDER[@]}"; do
 done
 
 log "guest $GUEST: done"
+# The end, with status 0 (no `exit` here: shellcheck would take it for
+# the end of lib/guest-ab.sh too, which sources this file).
 _finished=1
-exit 0

@@ -31,6 +31,9 @@
 #                  (one guest; Ctrl-a x quits QEMU)
 #   RXE_VM_NIC     extra virtio-net-pci properties (e.g. event_idx=off)
 #   RXE_VM_APPEND  extra guest kernel command line (e.g. init_on_alloc=0)
+#   RXE_VM_PLUGIN  a QEMU TCG plugin (with its arguments) to load into each
+#                  guest; out=<the guest's results share> is added (the
+#                  profiler, bench/prof/)
 #   VM_FOLLOW=1    print the guests' test output to the terminal as it comes
 #   RXE_*          every other RXE_ variable is passed to the test
 
@@ -157,6 +160,7 @@ vm_start() {
 		-device "virtio-9p-pci,fsdev=res,mount_tag=results" \
 		-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac,speed=10000,duplex=full${RXE_VM_NIC:+,$RXE_VM_NIC}")
+	[ -z "${RXE_VM_PLUGIN:-}" ] || VM_CMD+=(-plugin "$RXE_VM_PLUGIN,out=$VM_TMP/share/$g")
 	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
 		# In the foreground: the console is this terminal.
 		"${VM_CMD[@]}" 2>"$out/qemu.log"

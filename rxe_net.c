@@ -17,6 +17,7 @@
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
+#include <net/page_pool.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 
@@ -45,6 +46,98 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
 	       sizeof(struct ipv6hdr) + sizeof(struct udphdr);
 }
 
+/*
+ * Heads of copied packets come from page pools, one a CPU, and go back to
+ * them when the stack frees the skb. A head holds the whole packet where
+ * the netdev takes no fragments, and fresh pages from any allocator are
+ * cleared under the init_on_alloc hardening that distributions turn on:
+ * with many packets in flight the stack's page fragment cache hands out
+ * fresh pages all the time, and clearing them cost the sender more than
+ * the ICRC (a profile of a two-guest 64 KiB WRITE: about as many bytes
+ * cleared as sent). A pool's recycled pages are not cleared: every byte
+ * the packet carries is written when it is built, and build_skb()
+ * initialises the rest that anything reads.
+ *
+ * A pool has one user at a time: this CPU's, with bottom halves off
+ * (the tasks run so). Its pages return from any CPU. Heads for lent
+ * payloads stay with the page fragment cache: the trailer fragment takes
+ * a page reference of its own (rxe_net_add_trailer()), which a pool page
+ * must not get, and those heads hold headers only.
+ */
+#define RXE_NET_POOL_ORDER	1
+#define RXE_NET_POOL_PAGES	128
+
+static struct page_pool * __percpu *rxe_net_pools;
+
+/* An skb around @size bytes of this CPU's pool, or NULL. */
+static struct sk_buff *rxe_net_pool_skb(unsigned int size)
+{
+	struct page_pool *pool;
+	struct sk_buff *skb;
+	unsigned int offset;
+	struct page *page;
+
+	if (!rxe_net_pools || !in_softirq() || in_hardirq() ||
+	    size > PAGE_SIZE << RXE_NET_POOL_ORDER)
+		return NULL;
+	pool = *this_cpu_ptr(rxe_net_pools);
+	page = page_pool_alloc_frag(pool, &offset, size,
+				    GFP_ATOMIC | __GFP_NOWARN);
+	if (!page)
+		return NULL;
+	skb = build_skb(page_address(page) + offset, size);
+	if (!skb) {
+		page_pool_put_full_page(pool, page, false);
+		return NULL;
+	}
+	skb_mark_for_recycle(skb);
+	return skb;
+}
+
+static void rxe_net_pools_destroy(void)
+{
+	int cpu;
+
+	if (!rxe_net_pools)
+		return;
+	for_each_possible_cpu(cpu)
+		page_pool_destroy(*per_cpu_ptr(rxe_net_pools, cpu));
+	free_percpu(rxe_net_pools);
+	rxe_net_pools = NULL;
+}
+
+/*
+ * Without pools (no memory at load, or an architecture whose page pools
+ * cannot hand out fragments) heads come from the page fragment cache.
+ */
+static void rxe_net_pools_create(void)
+{
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_PAGE_FRAG,
+		.order = RXE_NET_POOL_ORDER,
+		.pool_size = RXE_NET_POOL_PAGES,
+	};
+	struct page_pool *pool;
+	int cpu;
+
+	rxe_net_pools = alloc_percpu(struct page_pool *);
+	if (!rxe_net_pools)
+		goto none;
+	for_each_possible_cpu(cpu) {
+		pp.nid = cpu_to_node(cpu);
+		pool = page_pool_create(&pp);
+		if (IS_ERR(pool)) {
+			/* page_pool_destroy() takes the NULLs of those not made */
+			rxe_net_pools_destroy();
+			goto none;
+		}
+		*per_cpu_ptr(rxe_net_pools, cpu) = pool;
+	}
+	return;
+none:
+	pr_info("no page pools for packet heads: using the page fragment cache\n");
+}
+
 static struct sk_buff *rxe_net_alloc_head(const struct rxe_dev *rxe,
 					  unsigned int bth_len,
 					  unsigned int room)
@@ -55,7 +148,9 @@ static struct sk_buff *rxe_net_alloc_head(const struct rxe_dev *rxe,
 	struct sk_buff *skb = NULL;
 	void *data;
 
-	if (size <= PAGE_FRAG_CACHE_MAX_SIZE) {
+	if (!room)
+		skb = rxe_net_pool_skb(size);
+	if (!skb && size <= PAGE_FRAG_CACHE_MAX_SIZE) {
 		data = netdev_alloc_frag(size);
 		if (data) {
 			skb = build_skb(data, size);
@@ -77,16 +172,10 @@ static struct sk_buff *rxe_net_alloc_head(const struct rxe_dev *rxe,
  * @rxe: the sending device
  * @bth_len: bytes from the BTH to the end of the ICRC
  *
- * The head comes from the per-CPU page fragment cache of the network
- * stack, whatever its size, and is built into an skb around it. Those
- * pages are recycled without being cleared. A kmalloc()ed head, which
- * __netdev_alloc_skb() still uses for small ones (every ACK, every small
- * message) and for those above a page (every packet at a 4 KiB MTU), is
- * zeroed on each allocation under the init_on_alloc hardening that
- * distributions turn on: 8 KiB of memset() for each 4 KiB packet. Every
- * byte of the head is written here anyway. kmalloc() stays the fallback,
- * for when the cache has no room (it may hold single pages under memory
- * pressure).
+ * The head comes from this CPU's page pool (above), else from the
+ * network stack's page fragment cache, and is built into an skb around
+ * it; a kmalloc()ed head, zeroed on each allocation under init_on_alloc,
+ * is the last resort.
  *
  * Context: any; allocates with GFP_ATOMIC.
  * Return: an skb whose data is @bth_len bytes from the BTH on, or NULL.
@@ -843,10 +932,12 @@ int rxe_net_module_init(void)
 {
 	struct socket *sock;
 
+	rxe_net_pools_create();
 	sock = rxe_net_udp_open(AF_INET);
 	if (IS_ERR(sock)) {
 		pr_err("cannot bind UDP port %d (%ld): is another RoCE driver loaded?\n",
 		       RXE_ROCE_V2_PORT, PTR_ERR(sock));
+		rxe_net_pools_destroy();
 		return PTR_ERR(sock);
 	}
 	rxe_net_sock4 = sock;
@@ -858,6 +949,7 @@ int rxe_net_module_init(void)
 			       RXE_ROCE_V2_PORT, PTR_ERR(sock));
 			udp_tunnel_sock_release(rxe_net_sock4);
 			rxe_net_sock4 = NULL;
+			rxe_net_pools_destroy();
 			return PTR_ERR(sock);
 		}
 		pr_info("IPv6 is disabled: RoCEv2 over IPv4 only\n");
@@ -887,4 +979,6 @@ void rxe_net_module_exit(void)
 	udp_tunnel_sock_release(rxe_net_sock4);
 	rxe_net_sock6 = NULL;
 	rxe_net_sock4 = NULL;
+	/* Pages of skbs still held (a looped-back one) return to it later. */
+	rxe_net_pools_destroy();
 }

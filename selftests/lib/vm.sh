@@ -147,7 +147,7 @@ vm_start() {
 			-monitor "unix:$VM_TMP/$g.monitor,server=on,wait=off")
 	fi
 
-	VM_CMD=(qemu-system-x86_64 -name "rxe-$g" -nodefaults -no-user-config \
+	VM_CMD=(qemu-system-x86_64 -name "rxe-$g,debug-threads=on" -nodefaults -no-user-config \
 		-display none -no-reboot "${accel[@]}" \
 		-smp "$smp" -m "${RXE_VM_MEM:-2G}" \
 		-kernel "$KERNEL_IMAGE" -initrd "$KERNEL_INITRD" -append "$cmdline" \

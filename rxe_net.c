@@ -63,6 +63,11 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
  * payloads stay with the page fragment cache: the trailer fragment takes
  * a page reference of its own (rxe_net_add_trailer()), which a pool page
  * must not get, and those heads hold headers only.
+ *
+ * Pages are taken as they are needed; of those that come back a pool
+ * keeps at most its ring (RXE_NET_POOL_PAGES) and the page pool's own
+ * cache of as many again, 2 MiB a CPU with 8 KiB pages, until the module
+ * is unloaded, and gives the rest back to the page allocator.
  */
 #define RXE_NET_POOL_ORDER	1
 #define RXE_NET_POOL_PAGES	128

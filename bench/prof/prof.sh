@@ -30,8 +30,9 @@
 # Under TCG a guest's time follows the instructions it executes closely
 # (a memory access or a helper such as a string copy costs more than an
 # add, so it is a close measure, not an exact one), and the count does not
-# depend on the host's load: two profiles of the same build agree to a
-# few percent, where timings spread by tens. bench/prof/report.py makes
+# depend on the host's load: per packet, a function two runs execute
+# alike agrees to about 1%, where timings spread by tens (bench/README.md
+# says where it does not). bench/prof/report.py makes
 # the report again from DIR.
 
 set -euo pipefail

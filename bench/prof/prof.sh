@@ -32,8 +32,8 @@
 # add, so it is a close measure, not an exact one), and the count does not
 # depend on the host's load: per packet, a function two runs execute
 # alike agrees to about 1%, where timings spread by tens (bench/README.md
-# says where it does not). bench/prof/report.py makes
-# the report again from DIR.
+# says where it does not). bench/prof/report.py makes the report again
+# from DIR.
 
 set -euo pipefail
 
@@ -46,7 +46,7 @@ PROF=$(cd "$(dirname "$0")" && pwd)
 . "$SELFTESTS/lib/vm.sh"
 
 usage() {
-	sed -n '4,35s/^# \{0,1\}//p' "$0"
+	sed -n '4,/^$/s/^# \{0,1\}//p' "$0"
 	exit "${1:-2}"
 }
 

@@ -96,11 +96,7 @@ def parse(d, info, cases):
                 if run["status"] == "ok":
                     if c["kind"] == "bw":
                         run["metrics"]["mbps"] = res["metrics"]["bw"] * 1e9 / 8 / 1e6
-                        row = R.parse_bw(text)
-                        kv = R.read_kv(base + ".info") or {}
-                        window = R.fnum(kv.get("window"))
-                        if row and window:
-                            run["metrics"]["kmsgps"] = row[1] / window / 1e3
+                        run["metrics"]["kmsgps"] = res["msgs_per_s"] / 1e3
                         if res["cpu"] is not None:
                             run["metrics"]["cpu"] = res["cpu"]
                     else:

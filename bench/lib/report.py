@@ -268,6 +268,7 @@ def parse_run(boot, topo, case, impl):
             r["reason"] = "no message completed in the measured window"
             return r
         bytes_per_s = iters * size / window
+        r["msgs_per_s"] = iters / window
         if kind == "bw":
             r["metrics"]["bw"] = bytes_per_s * 8 / 1e9
         elif kind == "loss":

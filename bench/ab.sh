@@ -16,7 +16,9 @@
 #                      'ib_write_bw -s 65536', 'ib_send_bw -s 64 -l 16 -Q 16',
 #                      'ib_write_lat -s 64 -n 2000'; 'loss=1% ib_write_bw
 #                      -s 65536' runs it under netem loss of 1% of what
-#                      each guest receives. Added to each: -d rxe0 -x <the
+#                      each guest receives, 'drop=1% ...' under the same
+#                      random loss from nftables (wire_drop: no ifb, no
+#                      qdisc). Added to each: -d rxe0 -x <the
 #                      IPv4 GID> -F -m <RoCE MTU>, and -D D -f M for
 #                      bandwidth tools.
 #   -r, --rounds N     rounds (default 5): each loads A, runs every case
@@ -127,11 +129,13 @@ parse_case() {
 	local loss=0 kind port=18515 i a
 
 	read -r -a w <<<"$1"
-	if [[ ${w[0]:-} == loss=* ]]; then
-		loss=${w[0]#loss=}
+	if [[ ${w[0]:-} == loss=* || ${w[0]:-} == drop=* ]]; then
+		loss=${w[0]#*=}
 		loss=${loss%\%}
-		[[ $loss =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "case '$1': loss=P% wants a number P"
-		[ "$n" = 2 ] || die "case '$1': netem loss needs two guests (over its own IP rxe never reaches eth0)"
+		[[ $loss =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "case '$1': ${w[0]%%=*}=P% wants a number P"
+		[ "$n" = 2 ] || die "case '$1': a lossy wire needs two guests (over its own IP rxe never reaches eth0)"
+		# drop=: nftables' random drop at ingress (wire_drop), not netem.
+		[[ ${w[0]} == loss=* ]] || loss=d$loss
 		w=("${w[@]:1}")
 	fi
 	case ${w[0]:-} in

@@ -42,10 +42,10 @@ FIRST_COUNTERS = ("sent_pkts", "rcvd_pkts")
 
 
 def parse_case(text):
-    """'[loss=P%] TOOL ARGS' -> dict(kind, loss, text)."""
+    """'[loss=P% | drop=P%] TOOL ARGS' -> dict(kind, loss, text)."""
     w = text.split()
     loss = "0"
-    if w and w[0].startswith("loss="):
+    if w and w[0].startswith(("loss=", "drop=")):
         loss = w[0][5:].rstrip("%")
         w = w[1:]
     tool = w[0] if w else "?"

@@ -15,8 +15,9 @@
 #         mtu1500/write_lat/64, mtu1500/loss1/write_bw/64K/q1, mtu9000/iperf3
 #   KIND  bw (perftest -D, bandwidth), msgrate (64 B with a post list and CQ
 #         moderation, message rate), lat (perftest -n, typical and p99),
-#         loss (bw under netem loss LOSS %), iperf (iperf3 TCP, the wire
-#         ceiling: runs once per boot, not once per driver)
+#         loss (bw on a lossy wire: LOSS % netem loss, or dP: P % dropped
+#         by nftables, wire_drop), iperf (iperf3 TCP, the wire ceiling:
+#         runs once per boot, not once per driver)
 #   MTU   netdev MTU (1500: RoCE MTU 1024; 9000: RoCE MTU 4096)
 #
 # RXE_BENCH_QUICK=1 gives the short list; RXE_BENCH_FILTER, an extended
@@ -41,7 +42,13 @@ _bc() {
 	bw) id=mtu$mtu/$name/$(bench_size_label "$size")/q$qps ;;
 	msgrate) id=mtu$mtu/msgrate_${name%_bw}/$size/q$qps ;;
 	lat) id=mtu$mtu/$name/$size ;;
-	loss) id=mtu$mtu/loss$loss/$name/$(bench_size_label "$size")/q$qps ;;
+	loss)
+		if [[ $loss == d* ]]; then
+			id=mtu$mtu/drop${loss#d}/$name/$(bench_size_label "$size")/q$qps
+		else
+			id=mtu$mtu/loss$loss/$name/$(bench_size_label "$size")/q$qps
+		fi
+		;;
 	iperf) id=mtu$mtu/iperf3 ;;
 	esac
 	echo "$id $kind $mtu $tool $size $qps $loss"
@@ -70,9 +77,13 @@ _bench_cases_full() {
 				_bc lat "$mtu" "ib_${op}_lat" 64 1
 			done
 			if [ "$topo" = two ]; then
+				# netem at 0%: what the loss injector costs alone.
+				_bc loss "$mtu" ib_write_bw 65536 1 0
 				_bc loss "$mtu" ib_write_bw 65536 1 0.1
 				_bc loss "$mtu" ib_write_bw 65536 1 1
 				_bc loss "$mtu" ib_write_bw 65536 1 5
+				# The same 1% from an injector that costs nothing.
+				_bc loss "$mtu" ib_write_bw 65536 1 d1
 			fi
 		else
 			_bc bw "$mtu" ib_write_bw 65536 8
@@ -90,8 +101,10 @@ _bench_cases_quick() {
 	_bc bw 1500 ib_write_bw 65536 8
 	_bc lat 1500 ib_write_lat 64 1
 	if [ "$topo" = two ]; then
+		_bc loss 1500 ib_write_bw 65536 1 0
 		_bc loss 1500 ib_write_bw 65536 1 1
 		_bc loss 1500 ib_write_bw 65536 1 5
+		_bc loss 1500 ib_write_bw 65536 1 d1
 	fi
 	_bc bw 9000 ib_write_bw 65536 1
 }

@@ -28,7 +28,8 @@
 #   RXE_AB_PARAMS_A/_B    its module parameters (words: name=value)
 #   RXE_AB_LABEL_A/_B     its name in the progress lines
 #   RXE_AB_CASES          the cases, one a line: KIND LOSS PORT TOOL ARGS...
-#                         (KIND bw or lat; LOSS a netem loss in % or 0)
+#                         (KIND bw or lat; LOSS a netem loss in % or 0,
+#                         dP a random drop of P% by nftables)
 #   RXE_BENCH_TOPO, RXE_BENCH_DURATION, RXE_BENCH_MARGIN  as for guest-bench.sh
 
 # shellcheck source=bench/lib/guest-bench.sh
@@ -146,9 +147,11 @@ ab_run() {
 	name=$RUNS/r$round.$side.c$k
 	t0=${EPOCHREALTIME/./}
 
-	if [ "$loss" != 0 ]; then
-		wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 || log "netem loss $loss% failed on $GUEST"
-	fi
+	case $loss in
+	0) ;;
+	d*) wire_drop "${loss#d}" >>"$PHASELOG" 2>&1 || log "nft drop ${loss#d}% failed on $GUEST" ;;
+	*) wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 || log "netem loss $loss% failed on $GUEST" ;;
+	esac
 	while :; do
 		attempt=$((attempt + 1))
 		tag=r$round-$side-c$k-$attempt
@@ -158,9 +161,11 @@ ab_run() {
 		run_again "$name" "$tag" "$kind" "$attempt" || break
 	done
 	counters_save "$name"
-	if [ "$loss" != 0 ]; then
-		wire_netem >>"$PHASELOG" 2>&1 || true
-	fi
+	case $loss in
+	0) ;;
+	d*) wire_drop >>"$PHASELOG" 2>&1 || true ;;
+	*) wire_netem >>"$PHASELOG" 2>&1 || true ;;
+	esac
 	if [ "$GUEST" = "$CLIENT" ]; then
 		us=$((${EPOCHREALTIME/./} - t0))
 		{
@@ -181,8 +186,9 @@ ab_run() {
 		} >"$name.info"
 		run_summary "$name" "$kind" "$window"
 		[ "$attempt" = 1 ] || more=", $attempt attempts"
-		# The case as given: [loss=P%] TOOL ARGS.
+		# The case as given: [loss=P% | drop=P%] TOOL ARGS.
 		w[2]=loss=$loss%
+		[[ $loss != d* ]] || w[2]=drop=${loss#d}%
 		[ "$loss" != 0 ] || w=("${w[@]:1}")
 		log "r$round $side (${LABEL[$side]}) c$k ${w[*]:2}: $_summary ($((us / 1000000)) s$more)"
 	fi

@@ -318,8 +318,12 @@ run_case() {
 	esac
 
 	if [ "$kind" = loss ]; then
-		wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 ||
-			log "netem loss $loss% failed on $GUEST"
+		case $loss in
+		d*) wire_drop "${loss#d}" >>"$PHASELOG" 2>&1 ||
+			log "nft drop ${loss#d}% failed on $GUEST" ;;
+		*) wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 ||
+			log "netem loss $loss% failed on $GUEST" ;;
+		esac
 	fi
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_mark
 	while :; do
@@ -342,7 +346,10 @@ run_case() {
 	done
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_save "$name"
 	if [ "$kind" = loss ]; then
-		wire_netem >>"$PHASELOG" 2>&1 || true
+		case $loss in
+		d*) wire_drop >>"$PHASELOG" 2>&1 || true ;;
+		*) wire_netem >>"$PHASELOG" 2>&1 || true ;;
+		esac
 	fi
 	if [ "$GUEST" = "$CLIENT" ]; then
 		{

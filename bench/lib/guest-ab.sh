@@ -147,11 +147,7 @@ ab_run() {
 	name=$RUNS/r$round.$side.c$k
 	t0=${EPOCHREALTIME/./}
 
-	case $loss in
-	0) ;;
-	d*) wire_drop "${loss#d}" >>"$PHASELOG" 2>&1 || log "nft drop ${loss#d}% failed on $GUEST" ;;
-	*) wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 || log "netem loss $loss% failed on $GUEST" ;;
-	esac
+	[ "$loss" = 0 ] || loss_on "$loss"
 	while :; do
 		attempt=$((attempt + 1))
 		tag=r$round-$side-c$k-$attempt
@@ -161,11 +157,7 @@ ab_run() {
 		run_again "$name" "$tag" "$kind" "$attempt" || break
 	done
 	counters_save "$name"
-	case $loss in
-	0) ;;
-	d*) wire_drop >>"$PHASELOG" 2>&1 || true ;;
-	*) wire_netem >>"$PHASELOG" 2>&1 || true ;;
-	esac
+	[ "$loss" = 0 ] || loss_off "$loss"
 	if [ "$GUEST" = "$CLIENT" ]; then
 		us=$((${EPOCHREALTIME/./} - t0))
 		{

@@ -291,6 +291,24 @@ run_again() {
 
 _ncase=0
 
+# loss_on LOSS, loss_off LOSS: put a loss case's lossy wire in place on
+# this guest, and take it away. LOSS is netem's loss in percent (0 too:
+# netem with nothing to drop), or dP: P percent dropped by nftables
+# (wire_drop).
+loss_on() {
+	case $1 in
+	d*) wire_drop "${1#d}" >>"$PHASELOG" 2>&1 || log "nft drop ${1#d}% failed on $GUEST" ;;
+	*) wire_netem loss "$1%" >>"$PHASELOG" 2>&1 || log "netem loss $1% failed on $GUEST" ;;
+	esac
+}
+
+loss_off() {
+	case $1 in
+	d*) wire_drop >>"$PHASELOG" 2>&1 || true ;;
+	*) wire_netem >>"$PHASELOG" 2>&1 || true ;;
+	esac
+}
+
 # run_case IMPL ID KIND MTU TOOL SIZE QPS LOSS: run one case and record it.
 run_case() {
 	local impl=$1 id=$2 kind=$3 mtu=$4 tool=$5 size=$6 qps=$7 loss=$8
@@ -317,14 +335,7 @@ run_case() {
 		;;
 	esac
 
-	if [ "$kind" = loss ]; then
-		case $loss in
-		d*) wire_drop "${loss#d}" >>"$PHASELOG" 2>&1 ||
-			log "nft drop ${loss#d}% failed on $GUEST" ;;
-		*) wire_netem loss "$loss%" >>"$PHASELOG" 2>&1 ||
-			log "netem loss $loss% failed on $GUEST" ;;
-		esac
-	fi
+	[ "$kind" != loss ] || loss_on "$loss"
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_mark
 	while :; do
 		attempt=$((attempt + 1))
@@ -345,12 +356,7 @@ run_case() {
 		run_again "$name" "$tag" "$kind" "$attempt" || break
 	done
 	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_save "$name"
-	if [ "$kind" = loss ]; then
-		case $loss in
-		d*) wire_drop >>"$PHASELOG" 2>&1 || true ;;
-		*) wire_netem >>"$PHASELOG" 2>&1 || true ;;
-		esac
-	fi
+	[ "$kind" != loss ] || loss_off "$loss"
 	if [ "$GUEST" = "$CLIENT" ]; then
 		{
 			echo "impl=$impl"

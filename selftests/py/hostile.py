@@ -597,6 +597,36 @@ class Attacker:
         check("out-of-sequence again: no second NAK for the same gap "
               "(IBA 9.7.5.1.3)", not naks,
               [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+        # A damaged packet in an open gap is a damaged packet: the ICRC is
+        # checked before the sequence, whatever the PSN, and nothing in it
+        # moves the responder (not even to NAK the PSN after the gap).
+        self.phase("damaged, ahead in the same gap (PSN expected + 7, bad "
+                   "ICRC)",
+                   [self.frame(self.send_only(live, nxt + 7), good_icrc=False)],
+                   {"drop_icrc_err": 1})
+        self.phase("damaged, at the expected PSN in an open gap (bad ICRC)",
+                   [self.frame(self.send_only(live, nxt), good_icrc=False)],
+                   {"drop_icrc_err": 1})
+        self.phase("damaged, expected + 1 after later ones (bad ICRC; a good "
+                   "one would draw a second NAK)",
+                   [self.frame(self.send_only(live, nxt + 1), good_icrc=False)],
+                   {"drop_icrc_err": 1})
+        naks = self.replies(timeout=1.0, want=to_me(OP["RC ACKNOWLEDGE"]))
+        check("damaged packets in an open gap draw no NAK", not naks,
+              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+        # The same packet undamaged: the requester visibly started over and
+        # lost the expected PSN again, which is worth a second NAK to ours
+        # (the kernel's driver waits for the requester's ACK timer).
+        self.phase("expected + 1 after later ones, undamaged",
+                   [self.frame(self.send_only(live, nxt + 1))],
+                   {"rcvd_pkts": 1, "out_of_seq_request": 1,
+                    "send_seq_err": 1})
+        naks = self.replies(count=1, want=to_me(OP["RC ACKNOWLEDGE"]))
+        if self.ours:
+            check("expected + 1 after later ones: a second NAK PSN sequence "
+                  "error for %d" % nxt, naks and naks[0].psn == nxt and
+                  naks[0].hdrs["AETH"]["syndrome"] == roce.NAK_SEQ,
+                  [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
 
         # The target's requester: responses it never asked for.
         tpsn = (TARGET_PSN + 1) & 0xFFFFFF     # its next PSN

@@ -308,9 +308,26 @@ u32 rxe_comp_window(const struct rxe_qp *qp)
 }
 
 /*
- * Packets were lost: halve the window, once per loss episode; the QP's
- * own timeout shrinks it to the least. An episode the retry timer began
- * can be undone (rxe_comp_undo()).
+ * The window after a loss: half; but for a loss the peer showed (a NAK,
+ * or a gap in the responses) on a QP sending alone on its device, all
+ * but an eighth (RXE_CWND_KEEP_SHIFT). A retry the timer began still
+ * halves: nothing came back at all.
+ */
+static u32 rxe_comp_decrease(const struct rxe_qp *qp,
+			     enum rxe_comp_loss_kind kind)
+{
+	u32 cwnd = qp->comp.cwnd;
+
+	if (kind == RXE_LOSS_SEEN &&
+	    atomic_read(&rxe_qp_dev(qp)->busy_qps) <= 1)
+		return cwnd - (cwnd >> RXE_CWND_KEEP_SHIFT);
+	return cwnd / 2;
+}
+
+/*
+ * Packets were lost: shrink the window (rxe_comp_decrease()), once per
+ * loss episode; the QP's own timeout shrinks it to the least. An episode
+ * the retry timer began can be undone (rxe_comp_undo()).
  */
 static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 {
@@ -320,7 +337,8 @@ static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 		comp->undo_cwnd = comp->cwnd;
 		comp->undo_ssthresh = comp->ssthresh;
 		comp->undo_armed = kind != RXE_LOSS_SEEN;
-		comp->ssthresh = max(comp->cwnd / 2, rxe_comp_floor(qp));
+		comp->ssthresh = max(rxe_comp_decrease(qp, kind),
+				     rxe_comp_floor(qp));
 		comp->cwnd = comp->ssthresh;
 		comp->cwnd_acked = 0;
 		comp->in_recovery = true;

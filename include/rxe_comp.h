@@ -13,7 +13,8 @@
 
 /*
  * The requester's window of unacknowledged PSNs (RC): it starts at the
- * most, and a loss halves it down to the least. The least is what keeps
+ * most, and a loss shrinks it (by half, or by an eighth: below) down to
+ * the least. The least is what keeps
  * a randomly lossy link busy: at 8, 1% loss held the window so small that
  * the requester waited for ACKs half the time, and asked for one every
  * few packets; 32 moved 43% more at 1% loss and 12% more at 5%, while 64
@@ -27,6 +28,16 @@
 #define RXE_CWND_MAX		256
 #define RXE_CWND_MIN		32
 #define RXE_CWND_LEAST		8
+
+/*
+ * A QP sending alone keeps all but 1 / (1 << RXE_CWND_KEEP_SHIFT) of its
+ * window when its peer shows a loss, where others halve it: on a path whose
+ * round trip jumps with the scheduling of the hosts under it, the queue a
+ * large window keeps is what carries the sender through a jump, and a
+ * random loss says nothing about that queue. Several QPs share a device's
+ * buffers, and their losses are more often its overflow: they halve.
+ */
+#define RXE_CWND_KEEP_SHIFT	3
 
 /*
  * The early retry timer waits the smoothed round trip plus four times its

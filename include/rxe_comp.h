@@ -14,16 +14,16 @@
 /*
  * The requester's window of unacknowledged PSNs (RC): it starts at the
  * most, and a loss shrinks it (by half, or by an eighth: below) down to
- * the least. The least is what keeps
- * a randomly lossy link busy: at 8, 1% loss held the window so small that
- * the requester waited for ACKs half the time, and asked for one every
- * few packets; 32 moved 43% more at 1% loss and 12% more at 5%, while 64
- * resent too much at 5% (docs/performance.md). The QPs sending on one
- * device share that least, each keeping at least RXE_CWND_LEAST: eight
- * QPs at 32 each kept 256 packets in flight on a wire that one QP at 32
- * does not overrun; at 8 each they lost 40% fewer packets. They share
- * the most as well (rxe_comp_window()): eight QPs whose windows all
- * started at 256 lost twice the packets that they lose sharing 256.
+ * the least. The least is what keeps a randomly lossy link busy: at 8,
+ * 1% loss held the window so small that the requester waited for ACKs
+ * half the time, and asked for one every few packets; 32 moved 43% more
+ * at 1% loss and 12% more at 5%, while 64 resent too much at 5%
+ * (docs/performance.md). The QPs sending on one device share that least,
+ * each keeping at least RXE_CWND_LEAST: eight QPs at 32 each kept 256
+ * packets in flight on a wire that one QP at 32 does not overrun; at 8
+ * each they lost 40% fewer packets. They share the most as well
+ * (rxe_comp_window()): eight QPs whose windows all started at 256 lost
+ * twice the packets that they lose sharing 256.
  */
 #define RXE_CWND_MAX		256
 #define RXE_CWND_MIN		32

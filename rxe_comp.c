@@ -261,7 +261,8 @@ static void rxe_comp_grow(struct rxe_comp *comp, u32 n)
 
 /* Why the window shrinks. */
 enum rxe_comp_loss_kind {
-	RXE_LOSS_SEEN,		/* a NAK or a gap in the responses: certain */
+	RXE_LOSS_NAK,		/* a sequence NAK: certain, a request lost */
+	RXE_LOSS_SEEN,		/* a gap in the responses: certain */
 	RXE_LOSS_EARLY,		/* the early retry timer: maybe only slow */
 	RXE_LOSS_TIMEOUT,	/* the QP's own timeout: nothing came back */
 };
@@ -308,17 +309,19 @@ u32 rxe_comp_window(const struct rxe_qp *qp)
 }
 
 /*
- * The window after a loss: half; but for a loss the peer showed (a NAK,
- * or a gap in the responses) on a QP sending alone on its device, all
- * but an eighth (RXE_CWND_KEEP_SHIFT). A retry the timer began still
- * halves: nothing came back at all.
+ * The window after a loss: half; but for a request the responder reports
+ * lost (a sequence NAK) on a QP sending alone on its device, all but an
+ * eighth (RXE_CWND_KEEP_SHIFT). A gap in READ responses still halves:
+ * responses come back in bursts, and a burst that overran a buffer on
+ * the way is made smaller by a smaller window. So does a retry the timer
+ * began: nothing came back at all.
  */
 static u32 rxe_comp_decrease(const struct rxe_qp *qp,
 			     enum rxe_comp_loss_kind kind)
 {
 	u32 cwnd = qp->comp.cwnd;
 
-	if (kind == RXE_LOSS_SEEN &&
+	if (kind == RXE_LOSS_NAK &&
 	    atomic_read(&rxe_qp_dev(qp)->busy_qps) <= 1)
 		return cwnd - (cwnd >> RXE_CWND_KEEP_SHIFT);
 	return cwnd / 2;
@@ -336,14 +339,15 @@ static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 	if (!comp->in_recovery) {
 		comp->undo_cwnd = comp->cwnd;
 		comp->undo_ssthresh = comp->ssthresh;
-		comp->undo_armed = kind != RXE_LOSS_SEEN;
+		comp->undo_armed = kind == RXE_LOSS_EARLY ||
+				   kind == RXE_LOSS_TIMEOUT;
 		comp->ssthresh = max(rxe_comp_decrease(qp, kind),
 				     rxe_comp_floor(qp));
 		comp->cwnd = comp->ssthresh;
 		comp->cwnd_acked = 0;
 		comp->in_recovery = true;
 		comp->recover_psn = qp->req.top_psn;
-	} else if (kind == RXE_LOSS_SEEN) {
+	} else if (kind == RXE_LOSS_NAK || kind == RXE_LOSS_SEEN) {
 		comp->undo_armed = false;
 	}
 	if (kind == RXE_LOSS_TIMEOUT)
@@ -527,13 +531,14 @@ static bool rxe_comp_resent_lately(const struct rxe_comp *comp)
 }
 
 /*
- * Packets were lost: send again from @psn. This spends no retry: a peer
- * that keeps asking without the QP making progress runs into the local
- * ACK timeout, which does.
+ * Packets were lost, as @kind shows: send again from @psn. This spends no
+ * retry: a peer that keeps asking without the QP making progress runs
+ * into the local ACK timeout, which does.
  */
-static void rxe_comp_retry(struct rxe_qp *qp, u32 psn)
+static void rxe_comp_retry(struct rxe_qp *qp, u32 psn,
+			   enum rxe_comp_loss_kind kind)
 {
-	rxe_comp_loss(qp, RXE_LOSS_SEEN);
+	rxe_comp_loss(qp, kind);
 	rxe_comp_resend(qp, psn);
 }
 
@@ -580,7 +585,7 @@ static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 	if (rxe_comp_resent_lately(comp))
 		return;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-	rxe_comp_retry(qp, comp->psn);
+	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
 }
 
 /* An RNR NAK: wait as long as the responder asked, then send again. */
@@ -659,7 +664,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 			if (rxe_comp_resent_lately(&qp->comp))
 				break;
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-			rxe_comp_retry(qp, psn);
+			rxe_comp_retry(qp, psn, RXE_LOSS_NAK);
 		} else {
 			rxe_comp_fail(qp, rxe_comp_nak_status(value));
 		}

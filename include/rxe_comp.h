@@ -31,11 +31,13 @@
 
 /*
  * A QP sending alone keeps all but 1 / (1 << RXE_CWND_KEEP_SHIFT) of its
- * window when its peer shows a loss, where others halve it: on a path whose
- * round trip jumps with the scheduling of the hosts under it, the queue a
- * large window keeps is what carries the sender through a jump, and a
- * random loss says nothing about that queue. Several QPs share a device's
- * buffers, and their losses are more often its overflow: they halve.
+ * window when a sequence NAK reports a loss, where others halve it: on a
+ * path whose round trip jumps with the scheduling of the hosts under it,
+ * the queue a large window keeps is what carries the sender through a
+ * jump, and a random loss says nothing about that queue. Several QPs
+ * share a device's buffers, and their losses are more often its
+ * overflow: they halve, as a gap in READ responses does (a burst that
+ * overran a buffer; rxe_comp_decrease()).
  */
 #define RXE_CWND_KEEP_SHIFT	3
 

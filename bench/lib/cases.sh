@@ -35,7 +35,7 @@ bench_size_label() {
 
 # _bc KIND MTU TOOL SIZE QPS [LOSS]: print one case line.
 _bc() {
-	local kind=$1 mtu=$2 tool=$3 size=$4 qps=$5 loss=${6:-0} id name
+	local kind=$1 mtu=$2 tool=$3 size=$4 qps=$5 loss=${6:-0} id name tag
 
 	name=${tool#ib_}
 	case $kind in
@@ -43,11 +43,10 @@ _bc() {
 	msgrate) id=mtu$mtu/msgrate_${name%_bw}/$size/q$qps ;;
 	lat) id=mtu$mtu/$name/$size ;;
 	loss)
-		if [[ $loss == d* ]]; then
-			id=mtu$mtu/drop${loss#d}/$name/$(bench_size_label "$size")/q$qps
-		else
-			id=mtu$mtu/loss$loss/$name/$(bench_size_label "$size")/q$qps
-		fi
+		# dP (nftables' drop) is drop<P> in the ID, netem's P loss<P>.
+		tag=loss$loss
+		[[ $loss != d* ]] || tag=drop${loss#d}
+		id=mtu$mtu/$tag/$name/$(bench_size_label "$size")/q$qps
 		;;
 	iperf) id=mtu$mtu/iperf3 ;;
 	esac

@@ -531,26 +531,20 @@ def report(dirname):
             base = {c["mtu"]: c for c in find_case(
                 cases, topo, lambda x: x["kind"] == "bw" and x["tool"] == "ib_write_bw"
                 and x["size"] == "65536" and x["qps"] == "1")}
-            def loss_goal(name, c, l0, l0_metric):
-                o = stat(runs, topo, c["id"], "ours", "goodput").median
-                l0 = stat(runs, topo, l0["id"], "ours", l0_metric).median
-                rt = ratio(o, l0)
-                goals.append((name, "two, MTU %s" % c["mtu"],
-                              "%s%% (%s vs %s Gb/s)" % (fmt(rt * 100) if rt is not None else "—",
-                                                        fmt(o), fmt(l0)), met(">=", 0.5, rt)))
-
             for c in find_case(cases, topo, lambda x: x["kind"] == "loss"):
                 how, pct = loss_of(c)
                 if pct == 1 and c["mtu"] in base:
                     # Against the lossless run, whichever the injector:
                     # netem at 0% loss is no baseline, its cost shrinks
                     # with the rate a loss leaves (bench/README.md).
-                    if how == "netem":
-                        loss_goal("1% loss (netem): ours goodput ≥ 50% of ours lossless",
-                                  c, base[c["mtu"]], "bw")
-                    else:
-                        loss_goal("1% loss (nftables drop): ours goodput ≥ 50% of ours lossless",
-                                  c, base[c["mtu"]], "bw")
+                    o = stat(runs, topo, c["id"], "ours", "goodput").median
+                    l0 = stat(runs, topo, base[c["mtu"]]["id"], "ours", "bw").median
+                    rt = ratio(o, l0)
+                    goals.append(("1%% loss (%s): ours goodput ≥ 50%% of ours lossless" %
+                                  ("netem" if how == "netem" else "nftables drop"),
+                                  "two, MTU %s" % c["mtu"],
+                                  "%s%% (%s vs %s Gb/s)" % (fmt(rt * 100) if rt is not None else "—",
+                                                            fmt(o), fmt(l0)), met(">=", 0.5, rt)))
                 if how == "netem" and pct == 5:
                     rs = [r for r in runs if r["topo"] == topo and r["case"]["id"] == c["id"]
                           and r["impl"] == "ours"]

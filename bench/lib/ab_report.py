@@ -42,15 +42,12 @@ FIRST_COUNTERS = ("sent_pkts", "rcvd_pkts")
 
 
 def parse_case(text):
-    """'[loss=P% | drop=P%] TOOL ARGS' -> dict(kind, loss, text)."""
+    """'[loss=P% | drop=P%] TOOL ARGS' -> dict(kind, text, tool)."""
     w = text.split()
-    loss = "0"
     if w and w[0].startswith(("loss=", "drop=")):
-        loss = w[0][5:].rstrip("%")
         w = w[1:]
     tool = w[0] if w else "?"
-    return {"kind": "lat" if tool.endswith("_lat") else "bw", "loss": loss, "text": text,
-            "tool": tool}
+    return {"kind": "lat" if tool.endswith("_lat") else "bw", "text": text, "tool": tool}
 
 
 def read_counters(path):

@@ -268,6 +268,15 @@ enum rxe_comp_loss_kind {
 };
 
 /*
+ * Did the peer show the loss (a NAK, a response past a gap)? The retry
+ * timer's kinds may be only a slow ACK, which rxe_comp_undo() forgives.
+ */
+static bool rxe_comp_loss_certain(enum rxe_comp_loss_kind kind)
+{
+	return kind == RXE_LOSS_NAK || kind == RXE_LOSS_SEEN;
+}
+
+/*
  * This QP's share of @total PSNs among its device's busy QPs, at least
  * RXE_CWND_LEAST.
  */
@@ -339,15 +348,14 @@ static void rxe_comp_loss(struct rxe_qp *qp, enum rxe_comp_loss_kind kind)
 	if (!comp->in_recovery) {
 		comp->undo_cwnd = comp->cwnd;
 		comp->undo_ssthresh = comp->ssthresh;
-		comp->undo_armed = kind == RXE_LOSS_EARLY ||
-				   kind == RXE_LOSS_TIMEOUT;
+		comp->undo_armed = !rxe_comp_loss_certain(kind);
 		comp->ssthresh = max(rxe_comp_decrease(qp, kind),
 				     rxe_comp_floor(qp));
 		comp->cwnd = comp->ssthresh;
 		comp->cwnd_acked = 0;
 		comp->in_recovery = true;
 		comp->recover_psn = qp->req.top_psn;
-	} else if (kind == RXE_LOSS_NAK || kind == RXE_LOSS_SEEN) {
+	} else if (rxe_comp_loss_certain(kind)) {
 		comp->undo_armed = false;
 	}
 	if (kind == RXE_LOSS_TIMEOUT)

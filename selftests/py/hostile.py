@@ -48,6 +48,11 @@ def check(name, cond, why=""):
     return cond
 
 
+def aeths(pkts):
+    """What a check that failed prints of ACK packets: PSN and syndrome."""
+    return [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in pkts]
+
+
 def info(text):
     print("# " + text)
     sys.stdout.flush()
@@ -548,7 +553,7 @@ class Attacker:
         check("duplicate SEND: the target ACKs the last PSN it executed (%d)"
               % (nxt - 1), acks and acks[0].psn == nxt - 1 and
               acks[0].hdrs["AETH"]["syndrome"] >> 5 == 0,
-              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in acks])
+              aeths(acks))
 
         self.phase("duplicate SEND far behind (PSN - 2^22)",
                    [self.frame(self.send_only(live, (nxt - (1 << 22)) &
@@ -589,14 +594,14 @@ class Attacker:
         check("out-of-sequence SEND: NAK PSN sequence error for the expected "
               "PSN %d" % nxt, naks and naks[0].psn == nxt and
               naks[0].hdrs["AETH"]["syndrome"] == roce.NAK_SEQ,
-              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+              aeths(naks))
         self.phase("out-of-sequence again, same gap (PSN expected + 6)",
                    [self.frame(self.send_only(live, nxt + 6))],
                    {"rcvd_pkts": 1, "out_of_seq_request": 1})
         naks = self.replies(timeout=1.0, want=to_me(OP["RC ACKNOWLEDGE"]))
         check("out-of-sequence again: no second NAK for the same gap "
               "(IBA 9.7.5.1.3)", not naks,
-              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+              aeths(naks))
         # A damaged packet in an open gap is a damaged packet: the ICRC is
         # checked before the sequence, whatever the PSN, and nothing in it
         # moves the responder (not even to NAK the PSN after the gap).
@@ -613,7 +618,7 @@ class Attacker:
                    {"drop_icrc_err": 1})
         naks = self.replies(timeout=1.0, want=to_me(OP["RC ACKNOWLEDGE"]))
         check("damaged packets in an open gap draw no NAK", not naks,
-              [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+              aeths(naks))
         # The same packet undamaged: the requester visibly started over and
         # lost the expected PSN again, which is worth a second NAK to ours
         # (the kernel's driver waits for the requester's ACK timer).
@@ -626,7 +631,7 @@ class Attacker:
             check("expected + 1 after later ones: a second NAK PSN sequence "
                   "error for %d" % nxt, naks and naks[0].psn == nxt and
                   naks[0].hdrs["AETH"]["syndrome"] == roce.NAK_SEQ,
-                  [(p.psn, hex(p.hdrs["AETH"]["syndrome"])) for p in naks])
+                  aeths(naks))
 
         # The target's requester: responses it never asked for.
         tpsn = (TARGET_PSN + 1) & 0xFFFFFF     # its next PSN

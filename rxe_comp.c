@@ -18,6 +18,7 @@
 #include "rxe_qp.h"
 #include "rxe_cq.h"
 #include "rxe_mr.h"
+#include "rxe_net.h"
 #include "rxe_hdr.h"
 #include "rxe_pkt.h"
 #include "rxe_counters.h"
@@ -937,7 +938,7 @@ bool rxe_comp_run(struct rxe_qp *qp)
 	skb = skb_dequeue(&qp->rsp_q);
 	if (skb) {
 		rxe_comp_rcv(qp, skb);
-		consume_skb(skb);
+		rxe_net_consume(skb);
 	}
 	rxe_comp_retire(qp);
 	return !skb_queue_empty(&qp->rsp_q);

@@ -74,6 +74,49 @@ static unsigned int rxe_net_headroom(const struct rxe_dev *rxe)
 
 static struct page_pool * __percpu *rxe_net_pools;
 
+/*
+ * May this context use the per-CPU caches that NAPI keeps with bottom
+ * halves off (page pools here, and the stack's cache of sk_buffs)? The
+ * tasks run so, and the receive softirq is such a context.
+ */
+static bool rxe_net_bh_context(void)
+{
+	return in_softirq() && !in_hardirq();
+}
+
+/*
+ * An skb around the head @data of @size bytes. The sk_buff itself is
+ * memory too: from the slab it is cleared on every allocation under
+ * init_on_alloc, 232 bytes a packet before build_skb() clears most of it
+ * again. With bottom halves off it comes from NAPI's per-CPU cache of
+ * sk_buffs instead, which the skbs this driver consumes (rxe_net_consume())
+ * and those a netdev frees after sending refill without clearing.
+ */
+static struct sk_buff *rxe_net_build_skb(void *data, unsigned int size)
+{
+	if (rxe_net_bh_context())
+		return napi_build_skb(data, size);
+	return build_skb(data, size);
+}
+
+/**
+ * rxe_net_consume() - free a packet that was used, not dropped
+ * @skb: the packet
+ *
+ * With bottom halves off its sk_buff goes back to this CPU's cache for
+ * the next packet built (rxe_net_build_skb()); else, or for a clone, as
+ * consume_skb() does.
+ *
+ * Context: any.
+ */
+void rxe_net_consume(struct sk_buff *skb)
+{
+	if (rxe_net_bh_context())
+		napi_consume_skb(skb, 1);
+	else
+		consume_skb(skb);
+}
+
 /* An skb around @size bytes of this CPU's pool, or NULL. */
 static struct sk_buff *rxe_net_pool_skb(unsigned int size)
 {
@@ -82,7 +125,7 @@ static struct sk_buff *rxe_net_pool_skb(unsigned int size)
 	unsigned int offset;
 	struct page *page;
 
-	if (!rxe_net_pools || !in_softirq() || in_hardirq() ||
+	if (!rxe_net_pools || !rxe_net_bh_context() ||
 	    size > PAGE_SIZE << RXE_NET_POOL_ORDER)
 		return NULL;
 	pool = *this_cpu_ptr(rxe_net_pools);
@@ -90,7 +133,7 @@ static struct sk_buff *rxe_net_pool_skb(unsigned int size)
 				    GFP_ATOMIC | __GFP_NOWARN);
 	if (!page)
 		return NULL;
-	skb = build_skb(page_address(page) + offset, size);
+	skb = rxe_net_build_skb(page_address(page) + offset, size);
 	if (!skb) {
 		page_pool_put_full_page(pool, page, false);
 		return NULL;
@@ -158,7 +201,7 @@ static struct sk_buff *rxe_net_alloc_head(const struct rxe_dev *rxe,
 	if (!skb && size <= PAGE_FRAG_CACHE_MAX_SIZE) {
 		data = netdev_alloc_frag(size);
 		if (data) {
-			skb = build_skb(data, size);
+			skb = rxe_net_build_skb(data, size);
 			if (!skb)
 				skb_free_frag(data);
 		}

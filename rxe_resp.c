@@ -1122,7 +1122,7 @@ bool rxe_resp_run(struct rxe_qp *qp)
 		rxe_resp_ud(qp, skb);
 		break;
 	}
-	consume_skb(skb);
+	rxe_net_consume(skb);
 
 	if (skb_queue_empty(&qp->req_q))
 		rxe_resp_ack_idle(qp);

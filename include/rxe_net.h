@@ -82,6 +82,7 @@ struct sk_buff *rxe_net_alloc_skb(const struct rxe_dev *rxe,
 struct sk_buff *rxe_net_alloc_skb_lend(const struct rxe_dev *rxe,
 				       unsigned int hdr_len);
 bool rxe_net_add_trailer(struct sk_buff *skb, unsigned int pad);
+void rxe_net_consume(struct sk_buff *skb);
 int rxe_net_send(struct rxe_qp *qp, const struct rxe_path *path, u16 sport,
 		 struct sk_buff *skb, struct rxe_net_batch *batch);
 void rxe_net_flush(struct rxe_qp *qp, struct rxe_net_batch *batch);

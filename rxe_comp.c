@@ -554,7 +554,11 @@ static void rxe_comp_retry(struct rxe_qp *qp, u32 psn,
 /*
  * The retry timer fired with packets outstanding. Before the QP's own
  * timeout it is an early retry that spends nothing; at the timeout it is
- * the retry IBA counts, and the timeout starts over.
+ * the retry IBA counts, and the timeout starts over. When the packets
+ * outstanding never asked for an ACK, nothing is known to be lost: the
+ * last of them goes again to ask, spending nothing, and the timeout
+ * starts over for it; if that is not answered either, the next time the
+ * timer fires is a retry as any other.
  */
 static void rxe_comp_timeout(struct rxe_qp *qp)
 {
@@ -562,6 +566,13 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
 	enum rxe_comp_loss_kind kind = RXE_LOSS_EARLY;
 
+	if (rxe_req_tail_unasked(qp)) {
+		rxe_counter_inc(rxe, RXE_CNT_ACK_SOLICITED);
+		rxe_req_solicit(qp);
+		rxe_comp_deadline_start(qp);
+		rxe_comp_timer_restart(qp);
+		return;
+	}
 	if (comp->deadline && !ktime_before(ktime_get(), comp->deadline)) {
 		rxe_counter_inc(rxe, RXE_CNT_RETRY_TIMEOUT);
 		if (!rxe_comp_spend_retry(qp))

@@ -39,6 +39,7 @@ static const struct rdma_stat_desc rxe_counter_descs[RXE_CNT_NUM] = {
 	[RXE_CNT_RETRY_EARLY]		= { .name = "retry_early" },
 	[RXE_CNT_LENT_PKTS]		= { .name = "lent_pkts" },
 	[RXE_CNT_BATCHED_PKTS]		= { .name = "batched_pkts" },
+	[RXE_CNT_ACK_SOLICITED]		= { .name = "ack_solicited" },
 };
 
 /**

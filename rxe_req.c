@@ -41,6 +41,8 @@ void rxe_req_start(struct rxe_qp *qp)
 	qp->req.psn = qp->attr.sq_psn;
 	qp->req.top_psn = qp->attr.sq_psn;
 	qp->req.ack_req_psn = rxe_psn_add(qp->attr.sq_psn, -1);
+	qp->req.top_unasked = false;
+	qp->req.solicit = false;
 	qp->req.sqd_notified = false;
 	rxe_comp_start(qp);
 }
@@ -192,6 +194,7 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 	}
 	qp->req.since_ack_req = 0;
 	qp->req.ack_req_psn = rxe_psn_add(psn, -1);
+	qp->req.solicit = false;
 	trace_rxe_retry(qp, psn);
 }
 
@@ -266,25 +269,74 @@ static bool rxe_req_ack_owed(const struct rxe_qp *qp)
 /*
  * Does the packet at req.psn ask for an ACK (BTH AckReq)? A responder
  * acknowledges only the packets that ask (IBA 9.7.5.1.1), so one of them
- * must come often enough to keep the window moving, and on the last packet
- * before the requester goes quiet: the end of the last message posted, or
- * the packet that fills the window. That last one need not ask while the
- * ACK an earlier packet asked for is still to come: it opens the window,
- * and the packets after it ask in their turn. A QP whose share of the
- * window is small fills it all the time, and asked on nearly every
- * packet that did. Messages in a burst need not ask each: one ACK covers
- * them all, and the ACKs saved are packets both ends do not process. READ
- * and atomic requests are answered anyway.
+ * must come often enough to keep the window moving, and on the packet
+ * that fills the window. That one need not ask while the ACK an earlier
+ * packet asked for is still to come: it opens the window, and the packets
+ * after it ask in their turn. A QP whose share of the window is small
+ * fills it all the time, and asked on nearly every packet that did.
+ *
+ * The end of the last message posted asks when someone waits for it: the
+ * work request is signaled, or no ACK is on its way that the next post
+ * could follow. A poster sending one message per call empties the send
+ * queue with every message; had each of those asked, every message would
+ * cost an ACK on both ends, where now one ACK covers the messages of a
+ * round trip. The last of them may then wait for an ACK nobody asked for:
+ * the retry timer sends it again, asking (rxe_req_solicit()). READ and
+ * atomic requests are answered anyway.
  */
-static bool rxe_req_wants_ack(struct rxe_qp *qp, bool last)
+static bool rxe_req_wants_ack(struct rxe_qp *qp, const struct rxe_swqe *wqe,
+			      bool last)
 {
+	if (qp->req.solicit) {
+		qp->req.solicit = false;
+		return true;
+	}
 	if (++qp->req.since_ack_req >= rxe_req_ack_every(qp))
 		return true;
 	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= rxe_comp_window(qp) &&
 	    !rxe_req_ack_owed(qp))
 		return true;
-	return last && rxe_sq_next(qp, qp->req.index) ==
-		       rxe_queue_peer_index(&qp->sq.queue);
+	if (!last || rxe_sq_next(qp, qp->req.index) !=
+		     rxe_queue_peer_index(&qp->sq.queue))
+		return false;
+	return qp->sig_all || (wqe->send_flags & IB_SEND_SIGNALED) ||
+	       !rxe_req_ack_owed(qp);
+}
+
+/**
+ * rxe_req_tail_unasked() - do the last packets sent wait for an ACK that
+ *	none of them asked for?
+ * @qp: an RC QP
+ *
+ * The end of unsignaled messages sent while an ACK was on its way
+ * (rxe_req_wants_ack()), after which the poster went quiet: a responder
+ * does not acknowledge them on its own, so nothing will come unless one
+ * of them asks.
+ *
+ * Context: the send task.
+ * Return: true when every packet that asked is acknowledged, and the
+ * packets sent after the last of them neither asked nor draw a response.
+ */
+bool rxe_req_tail_unasked(const struct rxe_qp *qp)
+{
+	return qp->req.top_unasked && qp->req.psn == qp->req.top_psn &&
+	       !rxe_req_ack_owed(qp);
+}
+
+/**
+ * rxe_req_solicit() - send the last packet again, asking for an ACK
+ * @qp: an RC QP whose tail is unasked (rxe_req_tail_unasked())
+ *
+ * The responder answers a duplicate that asks with an ACK for everything
+ * it has executed, which covers the tail, or with a sequence NAK when the
+ * tail was lost; either way one packet, not the tail, goes again.
+ *
+ * Context: the send task.
+ */
+void rxe_req_solicit(struct rxe_qp *qp)
+{
+	rxe_req_rewind(qp, rxe_psn_add(qp->req.top_psn, -1));
+	qp->req.solicit = true;
 }
 
 /* Opcode of the packet at this point of a work request. */
@@ -468,11 +520,13 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		memset(skb->data + info->length + paylen, 0, pad);
 	}
 
-	ack = rxe_qp_type(qp) == IB_QPT_RC && rxe_req_wants_ack(qp, last);
+	ack = rxe_qp_type(qp) == IB_QPT_RC && rxe_req_wants_ack(qp, wqe, last);
 	if (ack) {
 		qp->req.since_ack_req = 0;
 		qp->req.ack_req_psn = qp->req.psn;
 	}
+	if (rxe_psn_diff(rxe_psn_add(qp->req.psn, 1), qp->req.top_psn) >= 0)
+		qp->req.top_unasked = !ack && !rd_atomic;
 	bth_init((struct rxe_bth *)skb->data, opcode,
 		 last && (wqe->send_flags & IB_SEND_SOLICITED),
 		 pad, RXE_DEFAULT_PKEY,

@@ -50,6 +50,8 @@
  *	pages, not copied (rxe_mr_lend_sgl())
  * @RXE_CNT_BATCHED_PKTS: packets that went through the IP stack in a batch
  *	of two or more (rxe_net_send())
+ * @RXE_CNT_ACK_SOLICITED: last packets sent again only to ask for the ACK
+ *	that the packets before them did not ask for (rxe_req_solicit())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -83,6 +85,7 @@ enum rxe_counter {
 	RXE_CNT_RETRY_EARLY,
 	RXE_CNT_LENT_PKTS,
 	RXE_CNT_BATCHED_PKTS,
+	RXE_CNT_ACK_SOLICITED,
 	RXE_CNT_NUM,
 };
 

@@ -378,6 +378,11 @@ struct rxe_rq {
  * @since_ack_req: packets sent since the last that asked for an ACK
  * @ack_req_psn: PSN of the last packet that asked for an ACK; one before
  *	the PSN it went back to after a rewind
+ * @top_unasked: the packet before @top_psn neither asked for an ACK nor
+ *	draws a response, so the packets after the last that asked wait for
+ *	one that will (rxe_req_tail_unasked())
+ * @solicit: the next packet asks for an ACK, whatever else it is
+ *	(rxe_req_solicit())
  * @sqd_notified: the SQ_DRAINED event of this drain went out
  */
 struct rxe_req {
@@ -389,6 +394,8 @@ struct rxe_req {
 	u32 rd_atomic;
 	u32 since_ack_req;
 	u32 ack_req_psn;
+	bool top_unasked;
+	bool solicit;
 	bool sqd_notified;
 };
 

@@ -24,6 +24,10 @@
  *            invalidated locally, invalidated remotely, replaced by a key
  *            update, or registered read-only must complete with
  *            IB_WC_REM_ACCESS_ERR and leave the requester's QP in error
+ *   tail     RDMA WRITE as unsignaled WRITEs posted one call each, then a
+ *            pause of `tail_ms` before the SEND behind them: the WRITEs
+ *            posted while the first one's ACK is on its way leave the
+ *            driver a tail nobody asked an ACK for (not in "all")
  *
  * Every byte is checked where it lands. The client drives; the server
  * answers its control messages (struct ktest_msg). Buffers are physically
@@ -58,6 +62,7 @@
 #define KTEST_RXQ		(2 * KTEST_NRECV)
 #define KTEST_NOPS		8	/* send work requests in flight */
 #define KTEST_SQ_DEPTH		16
+#define KTEST_TAIL_PIECE	256	/* bytes of tail's WRITEs, at least */
 #define KTEST_CQ_DEPTH		64
 #define KTEST_RD_ATOM		4
 #define KTEST_MAGIC		0x6b747374
@@ -90,11 +95,15 @@ MODULE_PARM_DESC(size, "message sizes in bytes, comma-separated, 1 to 2 MiB (def
 
 static char *ktest_ops = "all";
 module_param_named(ops, ktest_ops, charp, 0444);
-MODULE_PARM_DESC(ops, "comma-separated: send,write,read,frmr,sendinv,neg or all");
+MODULE_PARM_DESC(ops, "comma-separated: send,write,read,frmr,sendinv,neg,tail or all (all but tail)");
 
 static char *ktest_poll = "softirq";
 module_param_named(poll, ktest_poll, charp, 0444);
 MODULE_PARM_DESC(poll, "CQ context of the main connection: softirq, workqueue or direct");
+
+static uint ktest_tail_ms = 200;
+module_param_named(tail_ms, ktest_tail_ms, uint, 0444);
+MODULE_PARM_DESC(tail_ms, "tail: pause after the unsignaled WRITEs (default 200)");
 
 static uint ktest_timeout_ms = 20000;
 module_param_named(timeout_ms, ktest_timeout_ms, uint, 0444);
@@ -114,10 +123,13 @@ MODULE_PARM_DESC(corrupt, "test the test: damage one byte of every payload of th
 #define KTEST_OP_FRMR		BIT(3)
 #define KTEST_OP_SENDINV	BIT(4)
 #define KTEST_OP_NEG		BIT(5)
-#define KTEST_OP_MAIN		GENMASK(4, 0)
+#define KTEST_OP_TAIL		BIT(6)
+/* The operations of the main connection; "all" is every one but tail. */
+#define KTEST_OP_MAIN		(GENMASK(4, 0) | KTEST_OP_TAIL)
+#define KTEST_OP_ALL		GENMASK(5, 0)
 
 static const char * const ktest_op_names[] = {
-	"send", "write", "read", "frmr", "sendinv", "neg",
+	"send", "write", "read", "frmr", "sendinv", "neg", "tail",
 };
 
 static u32 ktest_opmask;
@@ -454,6 +466,7 @@ struct ktest_conn {
 	struct ktest_rslot rslot[KTEST_NRECV];
 	struct ktest_op op[KTEST_NOPS];	/* op[0]: the burst */
 	atomic_t sq_out;		/* send WRs posted, not completed */
+	struct ib_cqe tail_cqe;		/* tail's unsignaled WRITEs */
 	atomic_t rq_out;		/* receive WRs posted, not completed */
 	/* receive handler -> thread */
 	spinlock_t rx_lock;		/* rx, rx_head, rx_tail, rx_overflow, cb_err */
@@ -1210,6 +1223,15 @@ static int ktest_expect(struct ktest_conn *c, struct ktest_rx *rx, u16 type,
 		return -EIO;
 	}
 	return 0;
+}
+
+/* Send control message @m and wait for the peer's @reply to it, into @rx. */
+static int ktest_ask(struct ktest_conn *c, const struct ktest_msg *m,
+		     struct ktest_rx *rx, u16 reply, const char *what)
+{
+	int err = ktest_send_msg(c, m, 0, what);
+
+	return err ?: ktest_expect(c, rx, reply, what, le32_to_cpu(m->iter));
 }
 
 /* ---- rdma_cm ------------------------------------------------------------ */
@@ -2055,9 +2077,7 @@ static int ktest_client_hello(struct ktest_conn *c)
 	int err;
 
 	ktest_msg_init(&m, KTEST_HELLO, 0, c->max_size);
-	err = ktest_send_msg(c, &m, 0, "hello");
-	if (!err)
-		err = ktest_expect(c, &rx, KTEST_HELLO_ACK, "hello", 0);
+	err = ktest_ask(c, &m, &rx, KTEST_HELLO_ACK, "hello");
 	if (err)
 		return err;
 	c->peer_rkey = le32_to_cpu(rx.msg.rkey);
@@ -2298,6 +2318,94 @@ static int ktest_client_write(struct ktest_conn *c)
 	return 0;
 }
 
+/*
+ * An unsignaled WRITE completes only when it is flushed: that is the
+ * connection failing, which the waits report; say which work request it was.
+ */
+static void ktest_tail_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ktest_conn *c = container_of(wc->wr_cqe, struct ktest_conn,
+					    tail_cqe);
+	char why[80];
+
+	if (wc->status == IB_WC_SUCCESS)
+		return;
+	snprintf(why, sizeof(why), "tail: an unsignaled RDMA WRITE: %s",
+		 ib_wc_status_msg(wc->status));
+	ktest_cb_error(c, why);
+}
+
+/*
+ * The write operation's data as unsignaled WRITEs of KTEST_TAIL_PIECE
+ * bytes (more for sizes that would take more SQ slots than the ops leave),
+ * each posted on its own the way a consumer streams small
+ * messages, then a pause with nothing posted, then the SEND that has the
+ * server check every byte. None of the WRITEs is waited for: the SEND
+ * completes after them.
+ */
+static int ktest_client_tail(struct ktest_conn *c)
+{
+	const char *what = "tail";
+	struct ib_sge sge[KTEST_DATA_SGES], piece;
+	u32 s, i, iter, len, plen, o, nw = 0;
+	struct ktest_rx rx;
+	struct ktest_msg m;
+	int n, j, err;
+	u64 off;
+
+	c->tail_cqe.done = ktest_tail_done;
+	for (s = 0; s < ktest_nsizes; s++) {
+		len = ktest_sizes[s];
+		/* The WRITEs hold their SQ slots until acknowledged. */
+		plen = max_t(u32, KTEST_TAIL_PIECE,
+			     DIV_ROUND_UP(len, KTEST_SQ_DEPTH - KTEST_NOPS));
+		for (i = 0; i < ktest_count; i++) {
+			iter = ktest_iter(s, i);
+			ktest_fill(c->sbuf.va, len, KTEST_SEED_WRITE, iter);
+			n = ktest_buf_sges(c, &c->sbuf, len, sge);
+			if (n < 0) {
+				ktest_cfail(c, "%s iteration %u: %u bytes do not fit in %d SGEs",
+					    what, iter, len, KTEST_DATA_SGES);
+				return n;
+			}
+			nw = 0;
+			off = 0;
+			for (j = 0; j < n; j++) {
+				for (o = 0; o < sge[j].length; o += piece.length) {
+					struct ib_rdma_wr w = {
+						.wr.wr_cqe = &c->tail_cqe,
+						.wr.opcode = IB_WR_RDMA_WRITE,
+						.wr.sg_list = &piece,
+						.wr.num_sge = 1,
+						.remote_addr = c->peer_addr + off,
+						.rkey = c->peer_rkey,
+					};
+
+					piece = sge[j];
+					piece.addr += o;
+					piece.length = min(sge[j].length - o, plen);
+					err = ib_post_send(c->qp, &w.wr, NULL);
+					if (err) {
+						ktest_cfail(c, "%s iteration %u: WRITE %u: %d",
+							    what, iter, nw + 1, err);
+						return err;
+					}
+					off += piece.length;
+					nw++;
+				}
+			}
+			msleep(ktest_tail_ms);
+			ktest_msg_init(&m, KTEST_WRITTEN, iter, len);
+			err = ktest_ask(c, &m, &rx, KTEST_VERIFIED, what);
+			if (err)
+				return err;
+		}
+		ktest_info(c->t, "tail: %u x %u ok, as %u unsignaled WRITEs and a %u ms pause each",
+			   ktest_count, len, nw, ktest_tail_ms);
+	}
+	return 0;
+}
+
 /* READ @len bytes from (addr, rkey) into rbuf; lkey 0: the PD's. */
 static int ktest_read(struct ktest_conn *c, u32 len, u32 rkey, u64 addr,
 		      const char *what, u32 iter)
@@ -2342,10 +2450,7 @@ static int ktest_client_read(struct ktest_conn *c)
 		for (i = 0; i < ktest_count; i++) {
 			iter = ktest_iter(s, i);
 			ktest_msg_init(&m, KTEST_PREP_READ, iter, len);
-			err = ktest_send_msg(c, &m, 0, what);
-			if (!err)
-				err = ktest_expect(c, &rx, KTEST_READY, what,
-						   iter);
+			err = ktest_ask(c, &m, &rx, KTEST_READY, what);
 			if (!err)
 				err = ktest_read(c, len, c->peer_rkey,
 						 c->peer_addr, what, iter);
@@ -2371,9 +2476,7 @@ static int ktest_fr_request(struct ktest_conn *c, u32 len, u32 acc,
 
 	ktest_msg_init(&m, KTEST_FR_REG, iter, len);
 	m.arg = cpu_to_le32(acc);
-	err = ktest_send_msg(c, &m, 0, what);
-	if (!err)
-		err = ktest_expect(c, &rx, KTEST_FR_KEY, what, iter);
+	err = ktest_ask(c, &m, &rx, KTEST_FR_KEY, what);
 	if (err)
 		return err;
 	c->peer_rkey = le32_to_cpu(rx.msg.rkey);
@@ -2512,10 +2615,7 @@ static int ktest_client_frmr(struct ktest_conn *c, bool remote_inv)
 				return -EIO;
 			ktest_msg_init(&m, KTEST_FR_INV_LOCAL, iter, 0);
 			m.rkey = cpu_to_le32(c->peer_rkey);
-			err = ktest_send_msg(c, &m, 0, what);
-			if (!err)
-				err = ktest_expect(c, &rx, KTEST_ACK, what,
-						   iter);
+			err = ktest_ask(c, &m, &rx, KTEST_ACK, what);
 			if (err)
 				return err;
 		}
@@ -2532,16 +2632,15 @@ static int ktest_client_bye(struct ktest_conn *c)
 	int err;
 
 	ktest_msg_init(&m, KTEST_BYE, 0, 0);
-	err = ktest_send_msg(c, &m, 0, "goodbye");
-	if (!err)
-		err = ktest_expect(c, &rx, KTEST_BYE_ACK, "goodbye", 0);
+	err = ktest_ask(c, &m, &rx, KTEST_BYE_ACK, "goodbye");
 	return err;
 }
 
 static void ktest_client_main(struct ktest_conn *c)
 {
 	static const u32 order[] = {
-		KTEST_OP_SEND, KTEST_OP_WRITE, KTEST_OP_READ,
+		/* Up to read, through the key of the hello; frmr replaces it. */
+		KTEST_OP_SEND, KTEST_OP_WRITE, KTEST_OP_TAIL, KTEST_OP_READ,
 		KTEST_OP_FRMR, KTEST_OP_SENDINV,
 	};
 	int err, i;
@@ -2576,6 +2675,9 @@ static void ktest_client_main(struct ktest_conn *c)
 			break;
 		case KTEST_OP_SENDINV:
 			err = ktest_client_frmr(c, true);
+			break;
+		case KTEST_OP_TAIL:
+			err = ktest_client_tail(c);
 			break;
 		}
 	}
@@ -2665,9 +2767,7 @@ static int ktest_neg_local_inv(struct ktest_conn *c, const char *what)
 
 	ktest_msg_init(&m, KTEST_FR_INV_LOCAL, 0, 0);
 	m.rkey = cpu_to_le32(c->peer_rkey);
-	err = ktest_send_msg(c, &m, 0, what);
-	if (!err)
-		err = ktest_expect(c, &rx, KTEST_ACK, what, 0);
+	err = ktest_ask(c, &m, &rx, KTEST_ACK, what);
 	return err;
 }
 
@@ -2871,7 +2971,7 @@ static int ktest_parse_ops(void)
 		if (!*tok)
 			continue;
 		if (!strcmp(tok, "all")) {
-			ktest_opmask |= KTEST_OP_MAIN | KTEST_OP_NEG;
+			ktest_opmask |= KTEST_OP_ALL;
 			continue;
 		}
 		i = match_string(ktest_op_names, ARRAY_SIZE(ktest_op_names),

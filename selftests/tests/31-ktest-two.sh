@@ -8,8 +8,13 @@
 # registration with WRITE/READ through the new rkey and LOCAL_INV, SEND
 # with invalidate, and the negative checks (IB_WC_REM_ACCESS_ERR through
 # an invalidated, replaced or read-only rkey). Once over IPv4, once over
-# IPv6 the other way round. Then the server goes away in the middle of a
-# run: the client must fail, not hang, and both modules must unload.
+# IPv6 the other way round. Then unsignaled WRITEs posted one call each
+# and a quiet pause: with our driver on the client, the ones sent while
+# the first one's ACK was on its way ask for none, and the driver must get
+# them acknowledged by sending their last packet again, asking
+# (ack_solicited), not by the retry timer going back over all of them.
+# Then the server goes away in the middle of a run: the client must fail,
+# not hang, and both modules must unload.
 #
 # guests: 2
 # timeout: 360
@@ -18,6 +23,13 @@
 . "$REPO/selftests/lib/guest.sh"
 # shellcheck source=selftests/lib/ktest.sh
 . "$REPO/selftests/lib/ktest.sh"
+# shellcheck source=selftests/lib/traffic.sh
+. "$REPO/selftests/lib/traffic.sh"
+
+# retries: every retransmission the retry timer made.
+retries() {
+	echo $(( $(counter retry_early) + $(counter retry_timeout) ))
+}
 
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "rdma link add rxe0 type rxe netdev eth0" rxe_add rxe0 eth0
@@ -30,6 +42,28 @@ ktest_pair b ktest4 4 "every operation passes for sizes 1 B to 1 MiB" \
 
 # IPv6: a serves, b connects.
 ktest_pair a ktest6 6 "every operation passes" count=4 size=8193,65536
+
+# The unasked tail: b serves, a posts 8 unsignaled WRITEs of 256 B per
+# iteration, then pauses 300 ms (longer than the retry timer's 10 ms at
+# least) before the SEND that has b check every byte.
+counted=
+if [ "$GUEST" = a ] && [ "$RXE_IMPL" = ours ]; then
+	counted=1
+	sol0=$(counter ack_solicited)
+	retry0=$(retries)
+fi
+ktest_pair b ktail 4 "unsignaled WRITEs, one call each, then quiet: every byte arrives" \
+	ops=tail count=4 size=2048 tail_ms=300
+if [ -n "$counted" ]; then
+	sol=$(( $(counter ack_solicited) - sol0 ))
+	retry=$(( $(retries) - retry0 ))
+	check "4 quiet tails: the last packet went again to ask in 1 to 4 of them (ack_solicited +$sol)" \
+		test "$sol" -ge 1 -a "$sol" -le 4
+	# Had the timer gone back over a tail, each tail would cost a retry
+	# as well; one retry more may be a packet QEMU dropped.
+	check "the tails were not sent again by going back (retry_early + retry_timeout +$retry, want fewer than $sol)" \
+		test "$retry" -lt "$sol"
+fi
 
 # The server disappears in the middle of a run: its rmmod must work at
 # once, and the client must fail loudly within its step timeout, not

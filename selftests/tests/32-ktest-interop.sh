@@ -5,7 +5,9 @@
 # (selftests/ktest) runs every operation and negative check, every byte
 # checked, with ours on guest a and the in-tree module on guest b, in both
 # client/server directions; then the drivers are swapped (unloaded and
-# loaded again) and it runs again both ways. Whatever RXE_IMPL says.
+# loaded again) and it runs again both ways. The tail operation as well:
+# our requester asks the in-tree responder for the ACK of a quiet tail by
+# sending its last packet again. Whatever RXE_IMPL says.
 #
 # guests: 2
 # timeout: 400
@@ -16,7 +18,7 @@
 # shellcheck source=selftests/lib/ktest.sh
 . "$REPO/selftests/lib/ktest.sh"
 
-KTEST_ARGS=(count=4 "size=1,65536,200003")
+KTEST_ARGS=(count=4 "size=1,65536,200003" ops=all,tail)
 
 # run_pair PHASE SERVER_GUEST: one ktest run, SERVER_GUEST serving.
 run_pair() {

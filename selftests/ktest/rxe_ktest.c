@@ -2629,11 +2629,9 @@ static int ktest_client_bye(struct ktest_conn *c)
 {
 	struct ktest_rx rx;
 	struct ktest_msg m;
-	int err;
 
 	ktest_msg_init(&m, KTEST_BYE, 0, 0);
-	err = ktest_ask(c, &m, &rx, KTEST_BYE_ACK, "goodbye");
-	return err;
+	return ktest_ask(c, &m, &rx, KTEST_BYE_ACK, "goodbye");
 }
 
 static void ktest_client_main(struct ktest_conn *c)
@@ -2763,12 +2761,10 @@ static int ktest_neg_local_inv(struct ktest_conn *c, const char *what)
 {
 	struct ktest_rx rx;
 	struct ktest_msg m;
-	int err;
 
 	ktest_msg_init(&m, KTEST_FR_INV_LOCAL, 0, 0);
 	m.rkey = cpu_to_le32(c->peer_rkey);
-	err = ktest_ask(c, &m, &rx, KTEST_ACK, what);
-	return err;
+	return ktest_ask(c, &m, &rx, KTEST_ACK, what);
 }
 
 static void ktest_client_neg(struct ktest_conn *c)

@@ -2336,22 +2336,59 @@ static void ktest_tail_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
+ * Post @n SGEs of sbuf to the peer's buffer as unsignaled WRITEs of at
+ * most @plen bytes, each in a call of its own. Return how many were
+ * posted, or a negative errno.
+ */
+static int ktest_post_tail(struct ktest_conn *c, const struct ib_sge *sge,
+			   int n, u32 plen, u32 iter)
+{
+	struct ib_sge piece;
+	struct ib_rdma_wr w = {
+		.wr.wr_cqe = &c->tail_cqe,
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.sg_list = &piece,
+		.wr.num_sge = 1,
+		.remote_addr = c->peer_addr,
+		.rkey = c->peer_rkey,
+	};
+	int j, nw = 0, err;
+	u32 o;
+
+	for (j = 0; j < n; j++) {
+		for (o = 0; o < sge[j].length; o += piece.length) {
+			piece = sge[j];
+			piece.addr += o;
+			piece.length = min(sge[j].length - o, plen);
+			err = ib_post_send(c->qp, &w.wr, NULL);
+			if (err) {
+				ktest_cfail(c, "tail iteration %u: WRITE %d: %d",
+					    iter, nw + 1, err);
+				return err;
+			}
+			w.remote_addr += piece.length;
+			nw++;
+		}
+	}
+	return nw;
+}
+
+/*
  * The write operation's data as unsignaled WRITEs of KTEST_TAIL_PIECE
  * bytes (more for sizes that would take more SQ slots than the ops leave),
- * each posted on its own the way a consumer streams small
- * messages, then a pause with nothing posted, then the SEND that has the
- * server check every byte. None of the WRITEs is waited for: the SEND
- * completes after them.
+ * each posted on its own the way a consumer streams small messages, then
+ * a pause with nothing posted, then the SEND that has the server check
+ * every byte. None of the WRITEs is waited for: the SEND completes after
+ * them.
  */
 static int ktest_client_tail(struct ktest_conn *c)
 {
 	const char *what = "tail";
-	struct ib_sge sge[KTEST_DATA_SGES], piece;
-	u32 s, i, iter, len, plen, o, nw = 0;
+	struct ib_sge sge[KTEST_DATA_SGES];
+	u32 s, i, iter, len, plen;
 	struct ktest_rx rx;
 	struct ktest_msg m;
-	int n, j, err;
-	u64 off;
+	int n, nw = 0, err;
 
 	c->tail_cqe.done = ktest_tail_done;
 	for (s = 0; s < ktest_nsizes; s++) {
@@ -2368,39 +2405,16 @@ static int ktest_client_tail(struct ktest_conn *c)
 					    what, iter, len, KTEST_DATA_SGES);
 				return n;
 			}
-			nw = 0;
-			off = 0;
-			for (j = 0; j < n; j++) {
-				for (o = 0; o < sge[j].length; o += piece.length) {
-					struct ib_rdma_wr w = {
-						.wr.wr_cqe = &c->tail_cqe,
-						.wr.opcode = IB_WR_RDMA_WRITE,
-						.wr.sg_list = &piece,
-						.wr.num_sge = 1,
-						.remote_addr = c->peer_addr + off,
-						.rkey = c->peer_rkey,
-					};
-
-					piece = sge[j];
-					piece.addr += o;
-					piece.length = min(sge[j].length - o, plen);
-					err = ib_post_send(c->qp, &w.wr, NULL);
-					if (err) {
-						ktest_cfail(c, "%s iteration %u: WRITE %u: %d",
-							    what, iter, nw + 1, err);
-						return err;
-					}
-					off += piece.length;
-					nw++;
-				}
-			}
+			nw = ktest_post_tail(c, sge, n, plen, iter);
+			if (nw < 0)
+				return nw;
 			msleep(ktest_tail_ms);
 			ktest_msg_init(&m, KTEST_WRITTEN, iter, len);
 			err = ktest_ask(c, &m, &rx, KTEST_VERIFIED, what);
 			if (err)
 				return err;
 		}
-		ktest_info(c->t, "tail: %u x %u ok, as %u unsignaled WRITEs and a %u ms pause each",
+		ktest_info(c->t, "tail: %u x %u ok, as %d unsignaled WRITEs and a %u ms pause each",
 			   ktest_count, len, nw, ktest_tail_ms);
 	}
 	return 0;

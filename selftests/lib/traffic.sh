@@ -95,6 +95,12 @@ counter() {
 		tr ' ' '\n' | awk -v n="$1" 'f { print; exit } $0 == n { f = 1 }'
 }
 
+# retries [DEV]: every retransmission the retry timer made (early and at
+# the QP's timeout).
+retries() {
+	echo $(( $(counter retry_early "$@") + $(counter retry_timeout "$@") ))
+}
+
 # counters [DEV]: all of them, for the log.
 counters() {
 	rdma statistic show link "${1:-rxe0}/1"

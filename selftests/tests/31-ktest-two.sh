@@ -26,11 +26,6 @@
 # shellcheck source=selftests/lib/traffic.sh
 . "$REPO/selftests/lib/traffic.sh"
 
-# retries: every retransmission the retry timer made.
-retries() {
-	echo $(( $(counter retry_early) + $(counter retry_timeout) ))
-}
-
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "rdma link add rxe0 type rxe netdev eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both" barrier rxe-up

@@ -151,6 +151,10 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->cwnd_acked = 0;
 	comp->in_recovery = false;
 	comp->undo_armed = false;
+	comp->peer_holds = false;
+	comp->peer_drops = false;
+	comp->resent_nak = false;
+	comp->alone_open = false;
 	comp->rtt_start = 0;
 	comp->srtt_ns = 0;
 	comp->rttvar_ns = 0;
@@ -178,13 +182,19 @@ static void rxe_comp_deadline_start(struct rxe_qp *qp)
 	qp->comp.deadline = ns ? ktime_add_ns(ktime_get(), ns) : 0;
 }
 
-/* How long the early retry timer waits now. */
+/*
+ * How long the early retry timer waits now; while a packet sent alone
+ * awaits its ACK, two round trips (at least RXE_ALONE_RTO_MIN_NS).
+ */
 static u64 rxe_comp_rto_ns(const struct rxe_comp *comp)
 {
 	u64 rto = comp->srtt_ns ? comp->srtt_ns + 4 * comp->rttvar_ns :
 				  RXE_RTO_INIT_NS;
 
-	rto = max_t(u64, rto, RXE_RTO_MIN_NS) << min_t(u32, comp->backoff, 10);
+	rto = max_t(u64, rto, RXE_RTO_MIN_NS);
+	if (comp->alone_open && comp->srtt_ns)
+		rto = clamp_t(u64, 2 * comp->srtt_ns, RXE_ALONE_RTO_MIN_NS, rto);
+	rto <<= min_t(u32, comp->backoff, 10);
 	return min_t(u64, rto, RXE_RTO_MAX_NS);
 }
 
@@ -392,6 +402,8 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 		rxe_comp_rtt_sample(comp);
 	if (comp->in_recovery && rxe_psn_diff(next, comp->recover_psn) >= 0)
 		comp->in_recovery = false;
+	if (comp->alone_open && rxe_psn_diff(next, comp->alone_end) >= 0)
+		comp->alone_open = false;
 
 	comp->retry_left = qp->attr.retry_cnt;
 	comp->rnr_left = qp->attr.rnr_retry;
@@ -514,14 +526,40 @@ static bool rxe_comp_spend_retry(struct rxe_qp *qp)
 	return true;
 }
 
-/* Send again from @psn; the round trip timed, if any, is not a sample. */
-static void rxe_comp_resend(struct rxe_qp *qp, u32 psn)
+/*
+ * Send again from @psn, lost as @kind shows; the round trip timed, if
+ * any, is not a sample. A packet a sequence NAK names goes again alone
+ * (rxe_req_resend_alone()) unless the responder was seen dropping what
+ * follows a gap; the ACK for it tells which kind of responder this is
+ * (rxe_comp_alone_acked()). So does the next lost packet, when the NAK
+ * for it shows that the responder executed packets it had kept after the
+ * last one sent alone. A packet right after that one missing as well is a
+ * burst, which the requester sends again as a whole (go-back-N), as it
+ * does for any other loss and towards a responder that drops: one packet
+ * per round trip would take longer than a window.
+ */
+static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
+			    enum rxe_comp_loss_kind kind)
 {
-	qp->comp.retried_psn = psn;
-	qp->comp.resent_at = ktime_get();
-	qp->comp.gap_seen = 0;
-	qp->comp.rtt_start = 0;
-	rxe_req_rewind(qp, psn);
+	struct rxe_comp *comp = &qp->comp;
+	bool alone = kind == RXE_LOSS_NAK && !comp->peer_drops &&
+		     (!comp->alone_open ||
+		      rxe_psn_diff(psn, comp->nak_psn) > 1);
+
+	comp->retried_psn = psn;
+	comp->resent_at = ktime_get();
+	comp->resent_nak = kind == RXE_LOSS_NAK;
+	comp->nak_psn = psn;
+	comp->gap_seen = 0;
+	comp->rtt_start = 0;
+	comp->alone_open = alone;
+	if (alone) {
+		comp->alone_end = qp->req.top_psn;
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RESENT_ALONE);
+		rxe_req_resend_alone(qp, psn);
+	} else {
+		rxe_req_rewind(qp, psn);
+	}
 	rxe_comp_timer_restart(qp);
 }
 
@@ -548,7 +586,7 @@ static void rxe_comp_retry(struct rxe_qp *qp, u32 psn,
 			   enum rxe_comp_loss_kind kind)
 {
 	rxe_comp_loss(qp, kind);
-	rxe_comp_resend(qp, psn);
+	rxe_comp_resend(qp, psn, kind);
 }
 
 /*
@@ -573,6 +611,23 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 		rxe_comp_timer_restart(qp);
 		return;
 	}
+	if (comp->alone_open &&
+	    (!comp->deadline || ktime_before(ktime_get(), comp->deadline))) {
+		/*
+		 * The packet sent alone, or the ACK for it, was lost: send
+		 * the oldest missing packet alone again. The backoff keeps a
+		 * path that is only slow from drawing one a round trip.
+		 */
+		comp->backoff++;
+		rxe_counter_inc(rxe, RXE_CNT_RESENT_ALONE);
+		comp->retried_psn = comp->psn;
+		comp->resent_at = ktime_get();
+		comp->nak_psn = comp->psn;
+		comp->rtt_start = 0;
+		rxe_req_resend_alone(qp, comp->psn);
+		rxe_comp_timer_restart(qp);
+		return;
+	}
 	if (comp->deadline && !ktime_before(ktime_get(), comp->deadline)) {
 		rxe_counter_inc(rxe, RXE_CNT_RETRY_TIMEOUT);
 		if (!rxe_comp_spend_retry(qp))
@@ -584,7 +639,7 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 	}
 	comp->backoff++;
 	rxe_comp_loss(qp, kind);
-	rxe_comp_resend(qp, comp->psn);
+	rxe_comp_resend(qp, comp->psn, kind);
 }
 
 /*
@@ -606,6 +661,34 @@ static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 		return;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
+}
+
+/*
+ * The ACK for a packet sent again alone, covering @acked. Past it: the
+ * responder had the packets after it, which did not go again, so it keeps
+ * what follows a gap. Only it: the packet after it is missing, lost as
+ * well or dropped by a responder that does not keep packets (the first
+ * time, that is what it is taken for). Either way the requester goes
+ * back there now rather than waiting for the NAK of its next packet, or
+ * for the retry timer when it has none.
+ */
+static void rxe_comp_alone_acked(struct rxe_qp *qp, u32 acked)
+{
+	struct rxe_comp *comp = &qp->comp;
+	u32 next = rxe_psn_add(acked, 1);
+
+	if (rxe_psn_diff(acked, comp->nak_psn) > 0) {
+		comp->peer_holds = true;
+		comp->peer_drops = false;
+		return;
+	}
+	if (acked != comp->nak_psn || !comp->alone_open)
+		return;
+	comp->alone_open = false;
+	if (!comp->peer_holds)
+		comp->peer_drops = true;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
+	rxe_comp_retry(qp, next, RXE_LOSS_SEEN);
 }
 
 /* An RNR NAK: wait as long as the responder asked, then send again. */
@@ -649,18 +732,31 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 	u8 syn = aeth_syn(aeth);
 	u8 value = FIELD_GET(AETH_VALUE, syn);
 	struct rxe_swqe *stop;
+	bool alone;
 	u32 acked = FIELD_GET(AETH_TYPE, syn) == AETH_TYPE_ACK ? psn :
 		    rxe_psn_add(psn, -1);
 
-	/* The responder has more than the requester sent again since a rewind. */
+	/*
+	 * The responder has more than the requester sent again since a
+	 * rewind. After a sequence NAK that shows it keeps the packets after
+	 * a gap: those past the NAKed one were not sent again.
+	 */
 	if (rxe_psn_diff(acked, qp->req.psn) >= 0) {
+		if (qp->comp.resent_nak &&
+		    rxe_psn_diff(acked, qp->comp.nak_psn) > 0) {
+			qp->comp.peer_holds = true;
+			qp->comp.peer_drops = false;
+		}
 		rxe_comp_undo(&qp->comp);
 		rxe_req_forward(qp, acked);
 	}
 
 	switch (FIELD_GET(AETH_TYPE, syn)) {
 	case AETH_TYPE_ACK:
+		alone = qp->comp.alone_open;
 		stop = rxe_comp_ack(qp, psn);
+		if (alone)
+			rxe_comp_alone_acked(qp, psn);
 		/* ACKed past a READ or atomic: its response got lost. */
 		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0)
 			rxe_comp_gap(qp, true);

@@ -40,6 +40,9 @@ static const struct rdma_stat_desc rxe_counter_descs[RXE_CNT_NUM] = {
 	[RXE_CNT_LENT_PKTS]		= { .name = "lent_pkts" },
 	[RXE_CNT_BATCHED_PKTS]		= { .name = "batched_pkts" },
 	[RXE_CNT_ACK_SOLICITED]		= { .name = "ack_solicited" },
+	[RXE_CNT_HELD_REQ]		= { .name = "held_request" },
+	[RXE_CNT_HELD_EXPIRED]		= { .name = "held_expired" },
+	[RXE_CNT_RESENT_ALONE]		= { .name = "resent_alone" },
 };
 
 /**

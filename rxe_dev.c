@@ -210,6 +210,9 @@ void rxe_dev_dealloc(struct ib_device *ibdev)
 	n = atomic_read(&rxe->busy_qps);
 	if (n)
 		ibdev_err(ibdev, "%d QPs still counted as sending\n", n);
+	n = atomic_read(&rxe->held_pkts);
+	if (n)
+		ibdev_err(ibdev, "%d packets still counted as held\n", n);
 
 	xa_destroy(&rxe->qp_xa);
 	xa_destroy(&rxe->key_xa);

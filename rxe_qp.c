@@ -687,6 +687,7 @@ int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "resp_psn", READ_ONCE(qp->resp.psn) },
 		{ "resp_msn", READ_ONCE(qp->resp.msn) },
 		{ "req_queue", skb_queue_len(&qp->req_q) },
+		{ "req_held", skb_queue_len(&qp->resp.held) },
 		{ "rsp_queue", skb_queue_len(&qp->rsp_q) },
 		{ "skb_inflight", rxe_net_qp_inflight(qp) },
 	};

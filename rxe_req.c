@@ -43,6 +43,7 @@ void rxe_req_start(struct rxe_qp *qp)
 	qp->req.ack_req_psn = rxe_psn_add(qp->attr.sq_psn, -1);
 	qp->req.top_unasked = false;
 	qp->req.solicit = false;
+	qp->req.alone = false;
 	qp->req.sqd_notified = false;
 	rxe_comp_start(qp);
 }
@@ -195,6 +196,7 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 	qp->req.since_ack_req = 0;
 	qp->req.ack_req_psn = rxe_psn_add(psn, -1);
 	qp->req.solicit = false;
+	qp->req.alone = false;
 	trace_rxe_retry(qp, psn);
 }
 
@@ -337,6 +339,28 @@ void rxe_req_solicit(struct rxe_qp *qp)
 {
 	rxe_req_rewind(qp, rxe_psn_add(qp->req.top_psn, -1));
 	qp->req.solicit = true;
+}
+
+/**
+ * rxe_req_resend_alone() - send one lost packet again, and only that one
+ * @qp: an RC QP whose responder is not known to drop the packets after a
+ *	gap (rxe_comp.c)
+ * @psn: the PSN the responder NAKed
+ *
+ * The packet goes again, asking for an ACK, and the requester then goes on
+ * where it was (rxe_req_forward() to top_psn): a responder that keeps
+ * packets has the rest and executes it once this packet fills the gap;
+ * the ACK shows whether it did. The walk forward stops at a READ, an
+ * atomic or a local operation, and from there the packets go again as
+ * after any rewind.
+ *
+ * Context: the send task.
+ */
+void rxe_req_resend_alone(struct rxe_qp *qp, u32 psn)
+{
+	rxe_req_rewind(qp, psn);
+	qp->req.solicit = true;
+	qp->req.alone = true;
 }
 
 /* Opcode of the packet at this point of a work request. */
@@ -699,6 +723,10 @@ static bool rxe_req_send_one(struct rxe_qp *qp, struct rxe_net_batch *batch)
 	if (!rxe_req_send_packet(qp, wqe, batch))
 		return false;
 	rxe_req_advance(qp, wqe);
+	if (qp->req.alone) {
+		qp->req.alone = false;
+		rxe_req_forward(qp, rxe_psn_add(qp->req.top_psn, -1));
+	}
 	return true;
 }
 

@@ -3,12 +3,13 @@
  * The responder: executes request packets in PSN order.
  *
  * RC: a packet at the expected PSN executes; one ahead of it draws one
- * NAK-PSN-sequence-error per gap and is dropped; one behind it is a
- * duplicate, answered without executing it again (SENDs and WRITEs with an
- * ACK, READs and atomics from the resources kept in resp.res). A request
- * that needs a receive WQE when none is posted draws an RNR NAK. Errors
- * the requester must hear of draw a NAK, and put the QP in error. ACKs are
- * coalesced over what one receive softirq takes in (rxe_resp_ack_idle()).
+ * NAK-PSN-sequence-error per gap and is kept (rxe_resp_hold()) to execute
+ * in its turn once the gap fills; one behind it is a duplicate, answered
+ * without executing it again (SENDs and WRITEs with an ACK, READs and
+ * atomics from the resources kept in resp.res). A request that needs a
+ * receive WQE when none is posted draws an RNR NAK. Errors the requester
+ * must hear of draw a NAK, and put the QP in error. ACKs are coalesced
+ * over what one receive softirq takes in (rxe_resp_ack_idle()).
  *
  * UC: no ACKs; a missing packet drops the rest of its message. UD: one
  * packet per message, delivered behind a GRH.
@@ -62,6 +63,7 @@ int rxe_resp_init(struct rxe_qp *qp)
 	u32 max_sge = qp->srq ? qp->srq->max_sge : qp->rq.max_sge;
 
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	__skb_queue_head_init(&qp->resp.held);
 	qp->resp.wqe = kzalloc(struct_size(qp->resp.wqe, sge, max_sge),
 			       GFP_KERNEL);
 	if (!qp->resp.wqe)
@@ -78,12 +80,25 @@ int rxe_resp_init(struct rxe_qp *qp)
 	return 0;
 }
 
+/* Drop the packets kept past a gap. */
+static void rxe_resp_drop_held(struct rxe_qp *qp)
+{
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(&qp->resp.held))) {
+		atomic_dec(&rxe->held_pkts);
+		kfree_skb(skb);
+	}
+}
+
 /**
  * rxe_resp_cleanup() - free the responder's buffers
  * @qp: the QP, whose receive task is disabled
  */
 void rxe_resp_cleanup(struct rxe_qp *qp)
 {
+	rxe_resp_drop_held(qp);
 	kfree(qp->resp.res);
 	kfree(qp->resp.wqe);
 	qp->resp.res = NULL;
@@ -100,7 +115,9 @@ void rxe_resp_reset(struct rxe_qp *qp)
 	struct rxe_rd_res *res = resp->res;
 	struct rxe_rwqe *wqe = resp->wqe;
 
+	rxe_resp_drop_held(qp);
 	memset(resp, 0, sizeof(*resp));
+	__skb_queue_head_init(&resp->held);
 	resp->wqe = wqe;
 	resp->res = res;
 	if (res)
@@ -831,11 +848,13 @@ static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 		if (res && res->first_psn == pkt->psn)
 			rxe_resp_send_atomic_ack(qp, pkt->psn, res->orig);
 	} else {
-		/* Its ACK was lost: acknowledge everything so far again. */
-		rxe_resp_flush_ack(qp);
-		rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_ACK,
-						    AETH_CREDIT_INVALID),
-				  rxe_psn_add(qp->resp.psn, -1));
+		/*
+		 * Its ACK was lost, or the requester went back over packets
+		 * this responder kept: acknowledge everything so far again,
+		 * once for all the duplicates that come together.
+		 */
+		qp->resp.ack_pending = true;
+		qp->resp.ack_psn = rxe_psn_add(qp->resp.psn, -1);
 	}
 }
 
@@ -918,7 +937,9 @@ static void rxe_resp_fail(struct rxe_qp *qp, struct sk_buff *skb,
 /*
  * Owe an ACK for a packet that asks for one (IBA 9.7.5.1.1); send it when
  * the queue runs dry or it is due. The ones that do not ask are covered
- * by the next that does.
+ * by the next that does, or by the one owed already, which then names the
+ * latest packet executed: it tells the requester of packets kept past a
+ * gap (rxe_resp_hold()) without waiting for one of them to ask.
  */
 static void rxe_resp_owe_ack(struct rxe_qp *qp, struct sk_buff *skb)
 {
@@ -926,16 +947,139 @@ static void rxe_resp_owe_ack(struct rxe_qp *qp, struct sk_buff *skb)
 	struct rxe_resp *resp = &qp->resp;
 
 	resp->unacked++;
-	if (!bth_ack((struct rxe_bth *)skb->data))
+	if (!bth_ack((struct rxe_bth *)skb->data)) {
+		if (resp->ack_pending)
+			resp->ack_psn = pkt->psn;
 		return;
+	}
 	resp->ack_pending = true;
 	resp->ack_psn = pkt->psn;
 	if (++resp->ack_count >= RXE_MAX_ACK_COALESCE)
 		rxe_resp_flush_ack(qp);
 }
 
-/* An RC request packet. */
-static void rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
+/*
+ * Keep a request packet that arrived @diff PSNs past the one awaited, for
+ * when the gap before it fills. Go-back-N would throw it away and have it
+ * sent again; kept, it lets a requester that knows send only the packet
+ * missing (rxe_comp.c). It is executed then as if it had just arrived, so
+ * nothing about it is trusted now: its ICRC and headers passed the door
+ * (rxe_net.c), and the rest of its checks come in its turn. The list stays
+ * in PSN order, holds each PSN once, spans fewer than RXE_HOLD_PSNS PSNs,
+ * and the device keeps no more than RXE_HOLD_DEV_MAX packets for all its
+ * QPs; a packet waits RXE_HOLD_MAX_AGE_MS at most (rxe_resp_next()).
+ * Return false when the packet is not kept.
+ *
+ * A kept packet is trusted no more and no less than one that arrives in
+ * sequence: RoCE has no authentication, and a packet forged at the PSN
+ * awaited was always executed. Keeping widens that to the PSNs of the
+ * window for the age limit, as TCP's receive window and the out-of-order
+ * placement of RoCE NICs do.
+ */
+static bool rxe_resp_hold(struct rxe_qp *qp, struct sk_buff *skb, s32 diff)
+{
+	struct sk_buff_head *held = &qp->resp.held;
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	u32 psn = rxe_skb_pkt(skb)->psn;
+	struct sk_buff *pos;
+	s32 d;
+
+	if (diff >= RXE_HOLD_PSNS)
+		return false;
+	/* Mostly the packets after a gap arrive in order: look from the end. */
+	skb_queue_reverse_walk(held, pos) {
+		d = rxe_psn_diff(psn, rxe_skb_pkt(pos)->psn);
+		if (d == 0)
+			return false;
+		if (d > 0)
+			break;
+	}
+	if (atomic_inc_return(&rxe->held_pkts) > RXE_HOLD_DEV_MAX) {
+		atomic_dec(&rxe->held_pkts);
+		return false;
+	}
+	/* Its route is of no use later, and may not outlive this softirq. */
+	skb_dst_drop(skb);
+	rxe_skb_pkt(skb)->held_at = jiffies;
+	__skb_queue_after(held, pos, skb);
+	rxe_counter_inc(rxe, RXE_CNT_HELD_REQ);
+	return true;
+}
+
+/*
+ * The next request packet to take: a kept one whose turn has come, else
+ * the next that arrived. Kept packets go unused when the gap's own filling
+ * made them stale (the requester sent them again, and those copies went
+ * first), or when they waited too long (RXE_HOLD_MAX_AGE_MS): the first
+ * kept is the oldest as a rule, so looking at it alone frees them all in
+ * time.
+ */
+static struct sk_buff *rxe_resp_next(struct rxe_qp *qp)
+{
+	unsigned long age = msecs_to_jiffies(RXE_HOLD_MAX_AGE_MS);
+	struct sk_buff_head *held = &qp->resp.held;
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	struct sk_buff *skb;
+	bool expired;
+	s32 d;
+
+	while ((skb = skb_peek(held))) {
+		d = rxe_psn_diff(rxe_skb_pkt(skb)->psn, qp->resp.psn);
+		expired = time_after(jiffies, rxe_skb_pkt(skb)->held_at + age);
+		if (d > 0 && !expired)
+			break;
+		__skb_unlink(skb, held);
+		atomic_dec(&rxe->held_pkts);
+		if (d == 0 && !expired) {
+			qp->resp.from_held = true;
+			return skb;
+		}
+		if (d >= 0) {
+			rxe_counter_inc(rxe, RXE_CNT_HELD_EXPIRED);
+			kfree_skb(skb);
+		} else {
+			rxe_net_consume(skb);
+		}
+	}
+	qp->resp.from_held = false;
+	return skb_dequeue(&qp->req_q);
+}
+
+/* Is there a request packet to take (rxe_resp_next())? */
+static bool rxe_resp_more(struct rxe_qp *qp)
+{
+	struct sk_buff *skb = skb_peek(&qp->resp.held);
+
+	if (!skb_queue_empty(&qp->req_q))
+		return true;
+	return skb && rxe_psn_diff(rxe_skb_pkt(skb)->psn, qp->resp.psn) <= 0;
+}
+
+/*
+ * The packets that arrived are taken, and the last was a kept one: a
+ * packet that filled a gap let the ones kept after it run up to the next
+ * gap, whose NAK is sent now, not when the next packet arrives. A
+ * requester that sends lost packets alone (rxe_comp.c) may have none left
+ * to send, nor room in its window to send one. Not after a packet off the
+ * wire: then the next gap may only be the requester's packets still on
+ * their way, as when it goes back over packets kept here.
+ */
+static void rxe_resp_gap_nak(struct rxe_qp *qp)
+{
+	if (qp->resp.nak_sent || !qp->resp.from_held ||
+	    skb_queue_empty(&qp->resp.held))
+		return;
+	qp->resp.nak_sent = true;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_SND_SEQ_ERR);
+	rxe_resp_flush_ack(qp);
+	rxe_resp_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->resp.psn);
+}
+
+/*
+ * An RC request packet. Return true when it was kept (rxe_resp_hold()),
+ * not used up.
+ */
+static bool rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	struct rxe_dev *rxe = rxe_qp_dev(qp);
@@ -960,18 +1104,18 @@ static void rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 			rxe_resp_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->resp.psn);
 		}
 		qp->resp.oos_psn = pkt->psn;
-		return;
+		return rxe_resp_hold(qp, skb, diff);
 	}
 	if (diff < 0) {
 		rxe_resp_duplicate(qp, skb);
-		return;
+		return false;
 	}
 	qp->resp.nak_sent = false;
 
 	result = rxe_resp_execute(qp, skb, &status);
 	if (result != RXE_RESP_OK) {
 		rxe_resp_fail(qp, skb, result, status);
-		return;
+		return false;
 	}
 	if (pkt->mask & (RXE_SEND_MASK | RXE_WRITE_MASK)) {
 		qp->resp.psn = rxe_psn_add(pkt->psn, 1);
@@ -979,6 +1123,7 @@ static void rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 			qp->resp.msn++;
 		rxe_resp_owe_ack(qp, skb);
 	}
+	return false;
 }
 
 /* A UC request packet. */
@@ -1034,6 +1179,7 @@ static void rxe_resp_ud(struct rxe_qp *qp, struct sk_buff *skb)
 static void rxe_resp_flush(struct rxe_qp *qp)
 {
 	skb_queue_purge(&qp->req_q);
+	rxe_resp_drop_held(qp);
 	qp->resp.read = NULL;
 	qp->resp.ack_pending = false;
 	qp->resp.msg = 0;
@@ -1076,6 +1222,7 @@ static bool rxe_resp_send_reads(struct rxe_qp *qp)
 bool rxe_resp_run(struct rxe_qp *qp)
 {
 	struct sk_buff *skb;
+	bool more;
 
 	switch (rxe_qp_state(qp)) {
 	case IB_QPS_ERR:
@@ -1084,6 +1231,7 @@ bool rxe_resp_run(struct rxe_qp *qp)
 	case IB_QPS_RESET:
 	case IB_QPS_INIT:
 		skb_queue_purge(&qp->req_q);
+		rxe_resp_drop_held(qp);
 		return false;
 	case IB_QPS_RTR:
 		if (!qp->resp.established && !rxe_qp_is_ud(qp) &&
@@ -1105,7 +1253,7 @@ bool rxe_resp_run(struct rxe_qp *qp)
 	if (qp->resp.read)
 		return rxe_resp_send_reads(qp);
 
-	skb = skb_dequeue(&qp->req_q);
+	skb = rxe_resp_next(qp);
 	if (!skb) {
 		rxe_resp_ack_idle(qp);
 		return false;
@@ -1113,18 +1261,23 @@ bool rxe_resp_run(struct rxe_qp *qp)
 
 	switch (rxe_qp_type(qp)) {
 	case IB_QPT_RC:
-		rxe_resp_rc(qp, skb);
+		if (!rxe_resp_rc(qp, skb))
+			rxe_net_consume(skb);
 		break;
 	case IB_QPT_UC:
 		rxe_resp_uc(qp, skb);
+		rxe_net_consume(skb);
 		break;
 	default:
 		rxe_resp_ud(qp, skb);
+		rxe_net_consume(skb);
 		break;
 	}
-	rxe_net_consume(skb);
 
-	if (skb_queue_empty(&qp->req_q))
+	more = rxe_resp_more(qp);
+	if (!more) {
+		rxe_resp_gap_nak(qp);
 		rxe_resp_ack_idle(qp);
-	return qp->resp.read || !skb_queue_empty(&qp->req_q);
+	}
+	return qp->resp.read || more;
 }

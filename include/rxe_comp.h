@@ -59,6 +59,15 @@
 #define RXE_REORDER_PKTS	3
 
 /*
+ * A packet sent again alone (rxe_req_resend_alone()) that is lost as well
+ * draws no second NAK: the responder NAKs a gap once, and keeps what comes
+ * after it. Waiting RXE_RTO_MIN_NS for it would stall the QP for tens of
+ * round trips, and sending one packet again costs next to nothing, so the
+ * timer waits two smoothed round trips then, at least this long.
+ */
+#define RXE_ALONE_RTO_MIN_NS	(1 * NSEC_PER_MSEC)
+
+/*
  * After going back, the old packets still in flight arrive for about a
  * round trip, and a gap or a second NAK for the same PSN in that time says
  * nothing new. Before the first round-trip sample the window is this.

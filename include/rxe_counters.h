@@ -52,6 +52,12 @@
  *	of two or more (rxe_net_send())
  * @RXE_CNT_ACK_SOLICITED: last packets sent again only to ask for the ACK
  *	that the packets before them did not ask for (rxe_req_solicit())
+ * @RXE_CNT_HELD_REQ: request packets that arrived past a gap and were kept
+ *	to be executed once it filled (rxe_resp_hold())
+ * @RXE_CNT_HELD_EXPIRED: kept packets dropped unused, RXE_HOLD_MAX_AGE_MS
+ *	after they arrived
+ * @RXE_CNT_RESENT_ALONE: NAKed packets sent again alone, to a responder
+ *	seen keeping the packets after them (rxe_req_resend_alone())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -86,6 +92,9 @@ enum rxe_counter {
 	RXE_CNT_LENT_PKTS,
 	RXE_CNT_BATCHED_PKTS,
 	RXE_CNT_ACK_SOLICITED,
+	RXE_CNT_HELD_REQ,
+	RXE_CNT_HELD_EXPIRED,
+	RXE_CNT_RESENT_ALONE,
 	RXE_CNT_NUM,
 };
 

@@ -70,6 +70,8 @@ struct rxe_counters;
  *	and the most window (rxe_comp.c); each QP's send task moves it
  *	in and out. On a cache line of its own: the fields around it are
  *	read per packet
+ * @held_pkts: request packets its QPs keep past a gap, at most
+ *	RXE_HOLD_DEV_MAX (rxe_resp.c)
  * @node: entry in the module's list of devices, under rxe_dev_lock and RCU
  */
 struct rxe_dev {
@@ -86,6 +88,7 @@ struct rxe_dev {
 	struct xarray srq_xa;
 	struct rxe_counters __percpu *counters;
 	atomic_t busy_qps ____cacheline_aligned_in_smp;
+	atomic_t held_pkts;
 	struct list_head node;
 };
 

@@ -23,6 +23,7 @@ struct rxe_qp;
  * @hdrlen: bytes of BTH and extension headers; the payload starts here
  * @vlan_id: the ID of the VLAN device the packet came in through, or
  *	RXE_PKT_NO_VLAN; noted on arrival, while the device is sure to exist
+ * @held_at: jiffies when the responder kept it past a gap (rxe_resp_hold())
  *
  * The skb's data starts at the BTH and every header is linear; the
  * payload may sit in page fragments. The IP header stays reachable
@@ -36,6 +37,7 @@ struct rxe_pkt {
 	u8 opcode;
 	u8 hdrlen;
 	u16 vlan_id;
+	unsigned long held_at;
 };
 
 #define RXE_PKT_NO_VLAN		0xffff

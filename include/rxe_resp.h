@@ -15,6 +15,30 @@
  */
 #define RXE_MAX_ACK_COALESCE	2
 
+/*
+ * An RC responder keeps the request packets that arrive past a gap, up to
+ * this many PSNs past the one it awaits, and executes them once the gap
+ * fills (rxe_resp_hold()). Our requester never has more unacknowledged
+ * (RXE_CWND_MAX), so none of its packets falls outside.
+ */
+#define RXE_HOLD_PSNS		256
+
+/*
+ * Packets all the QPs of a device may keep at once: a peer that opens
+ * gaps on every QP ties up this much memory and no more.
+ */
+#define RXE_HOLD_DEV_MAX	8192
+
+/*
+ * How long a kept packet waits for its gap to fill. A requester sends the
+ * missing packet within a round trip of the NAK; one that has not after
+ * this long went back to it on its retry timer (10 ms at least, doubling)
+ * and sends what was kept again, so nothing kept longer is of use. Nor
+ * does a packet forged ahead of an idle connection lie in wait for the
+ * real one to fill the gap before it.
+ */
+#define RXE_HOLD_MAX_AGE_MS	100
+
 /* Bits of rxe_qp.ack_flags. */
 enum {
 	RXE_ACK_LISTED,	/* on a CPU's list of QPs owing an ACK */

@@ -383,6 +383,8 @@ struct rxe_rq {
  *	one that will (rxe_req_tail_unasked())
  * @solicit: the next packet asks for an ACK, whatever else it is
  *	(rxe_req_solicit())
+ * @alone: the next packet is a lost one sent again alone; after it the
+ *	requester goes on from @top_psn (rxe_req_resend_alone())
  * @sqd_notified: the SQ_DRAINED event of this drain went out
  */
 struct rxe_req {
@@ -396,6 +398,7 @@ struct rxe_req {
 	u32 ack_req_psn;
 	bool top_unasked;
 	bool solicit;
+	bool alone;
 	bool sqd_notified;
 };
 
@@ -425,6 +428,17 @@ struct rxe_req {
  * @undo_armed: the episode began with the retry timer and no NAK has
  *	confirmed a loss since: an ACK for packets not yet sent again proves
  *	the timer spurious, and the window goes back
+ * @peer_holds: the responder keeps the packets after a gap: an ACK came
+ *	for packets past a NAKed one that had not gone again
+ * @peer_drops: the responder drops the packets after a gap: the ACK for a
+ *	NAKed packet sent again alone covered that packet and no more
+ * @resent_nak: the last time the requester went back, a sequence NAK for
+ *	@nak_psn sent it
+ * @nak_psn: the PSN that NAK named
+ * @alone_open: a lost packet went again alone (rxe_req_resend_alone())
+ *	and the ACK that covers what followed it has not come yet
+ * @alone_end: top_psn when it went; the ACK for everything before it
+ *	ends the episode
  * @rtt_psn: the PSN whose acknowledgment times a round trip
  * @rtt_start: when it was sent, or 0 when no round trip is timed
  * @srtt_ns: smoothed round-trip time, 0 before the first sample
@@ -454,6 +468,12 @@ struct rxe_comp {
 	u32 undo_cwnd;
 	u32 undo_ssthresh;
 	bool undo_armed;
+	bool peer_holds;
+	bool peer_drops;
+	bool resent_nak;
+	u32 nak_psn;
+	bool alone_open;
+	u32 alone_end;
 	u32 rtt_psn;
 	ktime_t rtt_start;
 	u64 srtt_ns;
@@ -512,6 +532,10 @@ struct rxe_rd_res {
  * @ack_count: packets asking for an ACK that the owed ACK answers
  * @unacked: SEND and WRITE packets executed since the last ACK or response
  * @established: IB_EVENT_COMM_EST was raised (first packet taken in RTR)
+ * @held: RC request packets that arrived past a gap, in PSN order, to
+ *	execute when it fills; the receive task owns the list, which is why
+ *	it goes without the sk_buff_head's lock
+ * @from_held: the last packet taken came from @held
  */
 struct rxe_resp {
 	u32 psn;
@@ -536,6 +560,8 @@ struct rxe_resp {
 	u32 ack_count;
 	u32 unacked;
 	bool established;
+	struct sk_buff_head held;
+	bool from_held;
 };
 
 /**

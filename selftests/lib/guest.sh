@@ -455,7 +455,7 @@ wire_drop() {
 
 # --- kernel log --------------------------------------------------------------
 
-DMESG_BAD='WARNING|BUG|Oops|KASAN|UBSAN|lockdep|general protection|refcount_t|list_del corruption|list_add corruption|Call Trace|blocked for more than|rcu_.*detected stall|possible circular locking|kernel BUG|objects leaked|still counted as sending'
+DMESG_BAD='WARNING|BUG|Oops|KASAN|UBSAN|lockdep|general protection|refcount_t|list_del corruption|list_add corruption|Call Trace|blocked for more than|rcu_.*detected stall|possible circular locking|kernel BUG|objects leaked|still counted as sending|still counted as held'
 
 # dmesg_mark: start a new section of the kernel log for dmesg_clean.
 dmesg_mark() {

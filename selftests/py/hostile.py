@@ -238,7 +238,8 @@ class Attacker:
                   h["counters_match"])
             missing = [c for c in DROPS + ["rcvd_pkts", "duplicate_request",
                                            "out_of_seq_request",
-                                           "send_seq_err", "rcvd_cnp"]
+                                           "send_seq_err", "rcvd_cnp",
+                                           "held_request", "held_expired"]
                        if c not in h["counter_names"]]
             check("target: `rdma statistic` has every counter the test reads",
                   not missing, "missing %s" % missing)
@@ -586,10 +587,14 @@ class Attacker:
         check("duplicate FETCH_ADD: not executed again (target holds 11)",
               val == 11, val)
 
+        # Ours keeps a packet that arrives past a gap for when the gap
+        # fills (held_request), but not for long: these sit unused for
+        # seconds, and the next packets to the live QP find them expired.
+        self.expired0 = self.counters()[0].get("held_expired", 0)
         self.phase("out-of-sequence SEND (PSN expected + 5)",
                    [self.frame(self.send_only(live, nxt + 5))],
                    {"rcvd_pkts": 1, "out_of_seq_request": 1,
-                    "send_seq_err": 1})
+                    "send_seq_err": 1, "held_request": 1})
         naks = self.replies(count=1, want=to_me(OP["RC ACKNOWLEDGE"]))
         check("out-of-sequence SEND: NAK PSN sequence error for the expected "
               "PSN %d" % nxt, naks and naks[0].psn == nxt and
@@ -597,7 +602,8 @@ class Attacker:
               aeths(naks))
         self.phase("out-of-sequence again, same gap (PSN expected + 6)",
                    [self.frame(self.send_only(live, nxt + 6))],
-                   {"rcvd_pkts": 1, "out_of_seq_request": 1})
+                   {"rcvd_pkts": 1, "out_of_seq_request": 1,
+                    "held_request": 1})
         naks = self.replies(timeout=1.0, want=to_me(OP["RC ACKNOWLEDGE"]))
         check("out-of-sequence again: no second NAK for the same gap "
               "(IBA 9.7.5.1.3)", not naks,
@@ -625,7 +631,7 @@ class Attacker:
         self.phase("expected + 1 after later ones, undamaged",
                    [self.frame(self.send_only(live, nxt + 1))],
                    {"rcvd_pkts": 1, "out_of_seq_request": 1,
-                    "send_seq_err": 1})
+                    "send_seq_err": 1, "held_request": 1})
         naks = self.replies(count=1, want=to_me(OP["RC ACKNOWLEDGE"]))
         if self.ours:
             check("expected + 1 after later ones: a second NAK PSN sequence "
@@ -996,6 +1002,11 @@ class Attacker:
         self.fuzz()
         self.bad_icrc_flood()
         self.live_check()
+        if self.ours:
+            n = self.counters()[0].get("held_expired", 0) - self.expired0
+            check("after it all: the 3 out-of-sequence SENDs kept on the live "
+                  "QP expired unused (held_expired +%d, at least 3)" % n,
+                  n >= 3)
         info("%d frames injected" % self.sent)
         self.ask("bye")
         finish()

@@ -5,12 +5,13 @@
 # (wire_netem: each packet as it comes off the wire). RC traffic must
 # still complete with its data intact and without a QP error, recovering
 # through NAKs, retransmission and the ACK timer; the counters must show
-# that recovery happened. 1% loss for WRITE, READ, SEND and atomics, then
-# 5% for WRITE and READ, then a link that reorders: a delay of 1 ms +- 1 ms
-# lets packets overtake each other, which go-back-N must survive without
-# retry storms running the QP out of retries. Last, without netem, 1 MiB
-# READs at a 4 KiB MTU, whose responses must not come back in bursts that
-# overrun the receiving guest.
+# that recovery happened, with responders keeping the packets after a gap
+# and requesters sending only the NAKed packet again. 1% loss for WRITE,
+# READ, SEND and atomics, then 5% for WRITE and READ, then a link that
+# reorders: a delay of 1 ms +- 1 ms lets packets overtake each other,
+# which must not set off retry storms that run the QP out of retries.
+# Last, without netem, 1 MiB READs at a 4 KiB MTU, whose responses must
+# not come back in bursts that overrun the receiving guest.
 #
 #   rxe-a: eth0 [netem loss] <--- one link ---> [netem loss] eth0 :rxe-b
 #          (on what comes in)                    (on what comes in)
@@ -40,6 +41,8 @@ check "netem loss 1% on what eth0 receives" loss 1
 if [ "$RXE_IMPL" = ours ]; then
 	retries0=$(( $(counter completer_retry_err) + $(counter retry_timeout) ))
 	seq0=$(( $(counter send_seq_err) + $(counter rcvd_seq_err) ))
+	held0=$(counter held_request)
+	alone0=$(counter resent_alone)
 fi
 # ibv_rc_pingpong -c checks every byte that arrives.
 pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
@@ -47,13 +50,20 @@ pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x
 pair "1% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 500 -F
 pair "1% loss: ib_send_bw 64 KiB" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -n 500 -F
 pair "1% loss: ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 500 -F
-rping_pair "1% loss: rping -v, 20 rounds" 4
+RPING_LOSSY=1 rping_pair "1% loss: rping -v, 20 rounds" 4
 if [ "$RXE_IMPL" = ours ]; then
 	check "retransmissions happened (completer_retry_err + retry_timeout grew)" \
 		sh -c "[ \$(( $(counter completer_retry_err) + $(counter retry_timeout) )) -gt $retries0 ]"
 	check "sequence NAKs were sent or received" \
 		sh -c "[ \$(( $(counter send_seq_err) + $(counter rcvd_seq_err) )) -gt $seq0 ]"
 	check "no QP ran out of retries" test "$(counter retry_exceeded_err)" = 0
+	# Both ends send (ibv_rc_pingpong and rping both ways), so each
+	# responder kept packets after a gap, and each requester, once it
+	# had seen that, sent a NAKed packet again alone.
+	check "the responder kept packets past a gap (held_request grew)" \
+		sh -c "[ $(counter held_request) -gt $held0 ]"
+	check "the requester sent NAKed packets again alone (resent_alone grew)" \
+		sh -c "[ $(counter resent_alone) -gt $alone0 ]"
 fi
 
 check "netem loss 5% on what eth0 receives" loss 5

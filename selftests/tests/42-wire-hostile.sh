@@ -9,13 +9,15 @@
 # wrong header versions, unknown QPNs, wrong P_Keys and Q_Keys, QPs in
 # RESET/INIT/RTR, transport mismatches, CNPs; changed fields the ICRC does
 # not cover; duplicate, replayed and out-of-sequence requests and
-# unsolicited responses to a live RC connection; requests that must draw
-# a NAK (bad R_Key, out of bounds, no access, misaligned atomic, bad
-# opcode sequence, too long); UC nonsense; a seeded fuzz of near-valid
-# packets whose every counter is predicted; a flood of bad ICRCs. Each
-# class must move its named counter by exactly its count (ours; the
-# in-tree rxe has no drop counters), the live connection must carry
-# traffic afterwards, and both kernel logs must be clean.
+# unsolicited responses to a live RC connection (ours keeps the
+# out-of-sequence ones for a gap that never fills: they must expire
+# unused); requests that must draw a NAK (bad R_Key, out of bounds, no
+# access, misaligned atomic, bad opcode sequence, too long); UC nonsense;
+# a seeded fuzz of near-valid packets whose every counter is predicted; a
+# flood of bad ICRCs. Each class must move its named counter by exactly
+# its count (ours; the in-tree rxe has no drop counters), the live
+# connection must carry traffic afterwards, and both kernel logs must be
+# clean.
 #
 # RXE_FUZZ_SEED and RXE_FUZZ_N change the fuzz (default: seed 4791, 1500
 # packets).

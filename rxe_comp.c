@@ -527,8 +527,21 @@ static bool rxe_comp_spend_retry(struct rxe_qp *qp)
 }
 
 /*
- * Send again from @psn, lost as @kind shows; the round trip timed, if
- * any, is not a sample. A packet a sequence NAK names goes again alone
+ * The requester goes back to @psn: for about a round trip what arrives
+ * may still answer the packets sent before (rxe_comp_resent_lately()),
+ * and the round trip timed, if any, is not a sample.
+ */
+static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
+{
+	comp->retried_psn = psn;
+	comp->resent_at = ktime_get();
+	comp->nak_psn = psn;
+	comp->gap_seen = 0;
+	comp->rtt_start = 0;
+}
+
+/*
+ * Send again from @psn, lost as @kind shows. A packet a sequence NAK names goes again alone
  * (rxe_req_resend_alone()) unless the responder was seen dropping what
  * follows a gap; the ACK for it tells which kind of responder this is
  * (rxe_comp_alone_acked()). So does the next lost packet, when the NAK
@@ -546,12 +559,8 @@ static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 		     (!comp->alone_open ||
 		      rxe_psn_diff(psn, comp->nak_psn) > 1);
 
-	comp->retried_psn = psn;
-	comp->resent_at = ktime_get();
+	rxe_comp_going_back(comp, psn);
 	comp->resent_nak = kind == RXE_LOSS_NAK;
-	comp->nak_psn = psn;
-	comp->gap_seen = 0;
-	comp->rtt_start = 0;
 	comp->alone_open = alone;
 	if (alone) {
 		comp->alone_end = qp->req.top_psn;
@@ -620,10 +629,7 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 		 */
 		comp->backoff++;
 		rxe_counter_inc(rxe, RXE_CNT_RESENT_ALONE);
-		comp->retried_psn = comp->psn;
-		comp->resent_at = ktime_get();
-		comp->nak_psn = comp->psn;
-		comp->rtt_start = 0;
+		rxe_comp_going_back(comp, comp->psn);
 		rxe_req_resend_alone(qp, comp->psn);
 		rxe_comp_timer_restart(qp);
 		return;

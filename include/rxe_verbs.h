@@ -432,9 +432,9 @@ struct rxe_req {
  *	for packets past a NAKed one that had not gone again
  * @peer_drops: the responder drops the packets after a gap: the ACK for a
  *	NAKed packet sent again alone covered that packet and no more
- * @resent_nak: the last time the requester went back, a sequence NAK for
- *	@nak_psn sent it
- * @nak_psn: the PSN that NAK named
+ * @resent_nak: the last time the requester went back, a sequence NAK sent it
+ * @nak_psn: the PSN it last went back to, the NAKed one for @resent_nak;
+ *	unlike @retried_psn, kept past progress
  * @alone_open: a lost packet went again alone (rxe_req_resend_alone())
  *	and the ACK that covers what followed it has not come yet
  * @alone_end: top_psn when it went; the ACK for everything before it

@@ -56,8 +56,8 @@
  *	to be executed once it filled (rxe_resp_hold())
  * @RXE_CNT_HELD_EXPIRED: kept packets dropped unused, RXE_HOLD_MAX_AGE_MS
  *	after they arrived
- * @RXE_CNT_RESENT_ALONE: NAKed packets sent again alone, to a responder
- *	seen keeping the packets after them (rxe_req_resend_alone())
+ * @RXE_CNT_RESENT_ALONE: lost packets sent again alone, to a responder not
+ *	seen dropping the packets after a gap (rxe_req_resend_alone())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {

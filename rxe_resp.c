@@ -1056,6 +1056,18 @@ static bool rxe_resp_more(struct rxe_qp *qp)
 }
 
 /*
+ * NAK the PSN awaited as a sequence error (IBA 9.7.5.1.3), after the ACK
+ * owed for what came before it; no more NAKs for this gap (resp.nak_sent).
+ */
+static void rxe_resp_seq_nak(struct rxe_qp *qp)
+{
+	qp->resp.nak_sent = true;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_SND_SEQ_ERR);
+	rxe_resp_flush_ack(qp);
+	rxe_resp_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->resp.psn);
+}
+
+/*
  * The packets that arrived are taken, and the last was a kept one: a
  * packet that filled a gap let the ones kept after it run up to the next
  * gap, whose NAK is sent now, not when the next packet arrives. A
@@ -1066,13 +1078,9 @@ static bool rxe_resp_more(struct rxe_qp *qp)
  */
 static void rxe_resp_gap_nak(struct rxe_qp *qp)
 {
-	if (qp->resp.nak_sent || !qp->resp.from_held ||
-	    skb_queue_empty(&qp->resp.held))
-		return;
-	qp->resp.nak_sent = true;
-	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_SND_SEQ_ERR);
-	rxe_resp_flush_ack(qp);
-	rxe_resp_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->resp.psn);
+	if (!qp->resp.nak_sent && qp->resp.from_held &&
+	    !skb_queue_empty(&qp->resp.held))
+		rxe_resp_seq_nak(qp);
 }
 
 /*
@@ -1098,10 +1106,7 @@ static bool rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 		if (!qp->resp.nak_sent ||
 		    (diff == 1 &&
 		     rxe_psn_diff(pkt->psn, qp->resp.oos_psn) < 0)) {
-			qp->resp.nak_sent = true;
-			rxe_counter_inc(rxe, RXE_CNT_SND_SEQ_ERR);
-			rxe_resp_flush_ack(qp);
-			rxe_resp_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->resp.psn);
+			rxe_resp_seq_nak(qp);
 		}
 		qp->resp.oos_psn = pkt->psn;
 		return rxe_resp_hold(qp, skb, diff);
@@ -1222,6 +1227,7 @@ static bool rxe_resp_send_reads(struct rxe_qp *qp)
 bool rxe_resp_run(struct rxe_qp *qp)
 {
 	struct sk_buff *skb;
+	bool kept = false;
 	bool more;
 
 	switch (rxe_qp_state(qp)) {
@@ -1261,18 +1267,17 @@ bool rxe_resp_run(struct rxe_qp *qp)
 
 	switch (rxe_qp_type(qp)) {
 	case IB_QPT_RC:
-		if (!rxe_resp_rc(qp, skb))
-			rxe_net_consume(skb);
+		kept = rxe_resp_rc(qp, skb);
 		break;
 	case IB_QPT_UC:
 		rxe_resp_uc(qp, skb);
-		rxe_net_consume(skb);
 		break;
 	default:
 		rxe_resp_ud(qp, skb);
-		rxe_net_consume(skb);
 		break;
 	}
+	if (!kept)
+		rxe_net_consume(skb);
 
 	more = rxe_resp_more(qp);
 	if (!more) {

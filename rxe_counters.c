@@ -43,6 +43,7 @@ static const struct rdma_stat_desc rxe_counter_descs[RXE_CNT_NUM] = {
 	[RXE_CNT_HELD_REQ]		= { .name = "held_request" },
 	[RXE_CNT_HELD_EXPIRED]		= { .name = "held_expired" },
 	[RXE_CNT_RESENT_ALONE]		= { .name = "resent_alone" },
+	[RXE_CNT_TASK_DEFERRED]		= { .name = "task_deferred" },
 };
 
 /**

@@ -5,10 +5,12 @@
  * A run request either claims an idle task or marks a running one ARMED,
  * so the work it asks for is never lost and the function never runs in
  * two contexts at once. The claiming context runs the function inline
- * when it can: with interrupts enabled and not already inside a task on
- * this CPU (a completion handler that posts a send, for example). A task
- * that keeps reporting more work past its budget moves to the workqueue,
- * so one busy QP cannot hold a CPU's softirq forever.
+ * when it can: with interrupts enabled, not already inside a task on this
+ * CPU (a completion handler that posts a send, for example), and not in a
+ * thread that shares its CPU fairly with user space
+ * (rxe_task_fair_thread()). A task that keeps reporting more work past its
+ * budget moves to the workqueue, so one busy QP cannot hold a CPU's
+ * softirq forever.
  *
  * The function always runs with bottom halves disabled, whatever context
  * called for it: the data path then has one execution environment, the
@@ -18,8 +20,12 @@
 #include <linux/percpu.h>
 #include <linux/delay.h>
 #include <linux/interrupt.h>
+#include <linux/sched.h>
+#include <linux/sched/rt.h>
 
+#include "rxe_counters.h"
 #include "rxe_task.h"
+#include "rxe_verbs.h"
 
 /* Calls of the function before a run yields to the workqueue. */
 #define RXE_TASK_BUDGET		64
@@ -34,6 +40,26 @@ static struct workqueue_struct *rxe_wq;
 #define RXE_TASK_MAX_DEPTH	2
 
 static DEFINE_PER_CPU(unsigned int, rxe_task_depth);
+
+/*
+ * Is this a kernel thread at normal priority running the network's
+ * softirq work? Under load the kernel hands the receive softirq to
+ * ksoftirqd, and threaded NAPI polls in a thread of its own; either shares
+ * the CPU fairly with user tasks. An application busy-polling its CQ on
+ * that CPU, as perftest and most RDMA applications do, would then leave
+ * the data path half the CPU, where a NIC's work never waits behind the
+ * application. The workqueue's high-priority workers run the task instead.
+ * They only do what the softirq has already taken in, so the softirq's
+ * own fairness still bounds how much of a CPU arriving packets can take.
+ * A kernel thread that posts work with bottom halves off looks the same
+ * and is deferred too, which costs it a wakeup and nothing else.
+ */
+static bool rxe_task_fair_thread(void)
+{
+	return in_softirq() && (current->flags & PF_KTHREAD) &&
+	       !is_idle_task(current) && !rt_task(current) &&
+	       task_nice(current) > MIN_NICE;
+}
 
 /*
  * Run the function until it has no more work, a run request is not
@@ -151,6 +177,14 @@ void rxe_task_run(struct rxe_task *task)
 	if (irqs_disabled() || in_hardirq() ||
 	    this_cpu_read(rxe_task_depth) >= RXE_TASK_MAX_DEPTH) {
 		rxe_task_sched(task);
+		return;
+	}
+	if (rxe_task_fair_thread()) {
+		if (rxe_task_claim(task)) {
+			rxe_counter_inc(rxe_qp_dev(task->qp),
+					RXE_CNT_TASK_DEFERRED);
+			queue_work(rxe_wq, &task->work);
+		}
 		return;
 	}
 

@@ -58,6 +58,9 @@
  *	after they arrived
  * @RXE_CNT_RESENT_ALONE: lost packets sent again alone, to a responder not
  *	seen dropping the packets after a gap (rxe_req_resend_alone())
+ * @RXE_CNT_TASK_DEFERRED: runs of a QP's task handed to the high-priority
+ *	workqueue by a kernel thread that shares its CPU fairly with user
+ *	space (ksoftirqd, threaded NAPI; rxe_task_run())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -95,6 +98,7 @@ enum rxe_counter {
 	RXE_CNT_HELD_REQ,
 	RXE_CNT_HELD_EXPIRED,
 	RXE_CNT_RESENT_ALONE,
+	RXE_CNT_TASK_DEFERRED,
 	RXE_CNT_NUM,
 };
 

@@ -27,6 +27,24 @@ if [ "$RXE_IMPL" = ours ]; then
 	# apart; the traffic above checked what arrived.
 	check "packets were sent in batches (batched_pkts > 0)" \
 		test "$(counter batched_pkts)" -gt 0
+
+	# Threaded NAPI polls eth0 in a kernel thread at normal priority,
+	# which shares its CPU fairly with user space, as ksoftirqd does under
+	# load: the QPs' tasks must leave it for the driver's high-priority
+	# workqueue (rxe_task_run()), and still carry verified traffic.
+	napi=/sys/class/net/eth0/threaded
+	check "threaded NAPI on eth0" sh -c "echo 1 > $napi"
+	# A ping-pong is too light to wake ksoftirqd: each of the 200
+	# messages this guest receives finds its QP's task idle in the NAPI
+	# thread, and nearly every one must count.
+	deferred0=$(counter task_deferred)
+	pair "ibv_rc_pingpong -c, threaded NAPI" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -n 200
+	deferred=$(( $(counter task_deferred) - deferred0 ))
+	info "task_deferred grew by $deferred in the ping-pong"
+	check "QP tasks left the NAPI thread for the workqueue (task_deferred +$deferred, at least 150)" \
+		test "$deferred" -ge 150
+	pair "ib_read_bw 64 KiB, threaded NAPI" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 300 -F
+	check "NAPI back in the softirq" sh -c "echo 0 > $napi"
 fi
 check "barrier: traffic done" barrier "done"
 check "rdma link delete rxe0" rxe_del rxe0

@@ -180,11 +180,9 @@ void rxe_task_run(struct rxe_task *task)
 		return;
 	}
 	if (rxe_task_fair_thread()) {
-		if (rxe_task_claim(task)) {
+		if (rxe_task_sched(task))
 			rxe_counter_inc(rxe_qp_dev(task->qp),
 					RXE_CNT_TASK_DEFERRED);
-			queue_work(rxe_wq, &task->work);
-		}
 		return;
 	}
 
@@ -201,11 +199,15 @@ void rxe_task_run(struct rxe_task *task)
  * @task: the task
  *
  * Context: any.
+ * Return: true when this call queued the task; false when the request
+ * was recorded for the context that owns it.
  */
-void rxe_task_sched(struct rxe_task *task)
+bool rxe_task_sched(struct rxe_task *task)
 {
-	if (rxe_task_claim(task))
-		queue_work(rxe_wq, &task->work);
+	if (!rxe_task_claim(task))
+		return false;
+	queue_work(rxe_wq, &task->work);
+	return true;
 }
 
 /**

@@ -56,7 +56,7 @@ void rxe_task_module_exit(void);
 void rxe_task_init(struct rxe_task *task, struct rxe_qp *qp,
 		   bool (*fn)(struct rxe_qp *qp));
 void rxe_task_run(struct rxe_task *task);
-void rxe_task_sched(struct rxe_task *task);
+bool rxe_task_sched(struct rxe_task *task);
 void rxe_task_disable(struct rxe_task *task);
 void rxe_task_enable(struct rxe_task *task);
 

@@ -541,15 +541,16 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
 }
 
 /*
- * Send again from @psn, lost as @kind shows. A packet a sequence NAK names goes again alone
- * (rxe_req_resend_alone()) unless the responder was seen dropping what
- * follows a gap; the ACK for it tells which kind of responder this is
- * (rxe_comp_alone_acked()). So does the next lost packet, when the NAK
- * for it shows that the responder executed packets it had kept after the
- * last one sent alone. A packet right after that one missing as well is a
- * burst, which the requester sends again as a whole (go-back-N), as it
- * does for any other loss and towards a responder that drops: one packet
- * per round trip would take longer than a window.
+ * Send again from @psn, lost as @kind shows. A packet a sequence NAK
+ * names goes again alone (rxe_req_resend_alone()) unless the responder
+ * was seen dropping what follows a gap; the ACK for it tells which kind
+ * of responder this is (rxe_comp_alone_acked()). So does the next lost
+ * packet, when the NAK for it shows that the responder executed packets
+ * it had kept after the last one sent alone. A packet right after that
+ * one missing as well is a burst, which the requester sends again as a
+ * whole (go-back-N), as it does for any other loss and towards a
+ * responder that drops: one packet per round trip would take longer
+ * than a window.
  */
 static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 			    enum rxe_comp_loss_kind kind)

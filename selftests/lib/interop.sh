@@ -32,12 +32,14 @@ traffic_list
 # responder dropping what followed; then it goes back over everything
 # (go-back-N), as theirs expects. That is once per QP, more only when the
 # telling ACK itself is lost.
+check "build the QP-linger shim (lib/rxe-linger.c)" linger_build
 check "1% loss on what eth0 receives" wire_drop 1
 if [ "$RXE_IMPL" = ours ]; then
 	alone0=$(counter resent_alone)
 	nak0=$(counter rcvd_seq_err)
 fi
-pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
+pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" \
+	env LD_PRELOAD="$LINGER" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
 pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 500 -F
 check "no loss" wire_drop
 if [ "$RXE_IMPL" = ours ]; then

@@ -35,9 +35,7 @@ loss() {
 }
 
 
-LINGER=/tmp/rxe-linger.so
-check "build the QP-linger shim (lib/rxe-linger.c)" \
-	gcc -shared -fPIC -o "$LINGER" "$REPO/selftests/lib/rxe-linger.c" -ldl
+check "build the QP-linger shim (lib/rxe-linger.c)" linger_build
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "modprobe sch_netem" modprobe sch_netem

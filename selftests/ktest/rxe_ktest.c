@@ -938,6 +938,28 @@ static const char *ktest_why(int err)
 }
 
 /*
+ * The QP's state as its driver reports it, for a missing completion: in
+ * RTS the driver lost it; in ERR it failed to flush it.
+ */
+static const char *ktest_qp_state(struct ktest_conn *c)
+{
+	static const char * const names[] = {
+		[IB_QPS_RESET] = "RESET", [IB_QPS_INIT] = "INIT",
+		[IB_QPS_RTR] = "RTR", [IB_QPS_RTS] = "RTS",
+		[IB_QPS_SQD] = "SQD", [IB_QPS_SQE] = "SQE",
+		[IB_QPS_ERR] = "ERR",
+	};
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (!c->qp || ib_query_qp(c->qp, &attr, IB_QP_STATE, &init))
+		return "unknown";
+	if (attr.qp_state >= ARRAY_SIZE(names))
+		return "unknown";
+	return names[attr.qp_state];
+}
+
+/*
  * Wait for an op's completion: 0 when it came, -ENOTCONN when the peer
  * disconnected and it did not come within a grace period (an ACK may
  * still be on its way when the disconnect overtakes it), -ETIMEDOUT or
@@ -985,8 +1007,9 @@ static int ktest_op_wait(struct ktest_conn *c, struct ktest_op *op,
 		return err;	/* the teardown flushes it */
 	}
 	if (err) {
-		ktest_cfail(c, "%s iteration %u: no completion: %s after %u ms",
-			    what, iter, ktest_why(err), ktest_timeout_ms);
+		ktest_cfail(c, "%s iteration %u: no completion (opcode %d, QP %s): %s after %u ms",
+			    what, iter, want, ktest_qp_state(c), ktest_why(err),
+			    ktest_timeout_ms);
 		return err;	/* the op stays busy: it may still complete */
 	}
 	op->busy = false;

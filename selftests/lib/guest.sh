@@ -99,11 +99,24 @@ _report() {
 	fi
 }
 
-# After a failed check, what the RDMA devices looked like: a test may
-# define failure_state() to print it (lib/traffic.sh prints the counters
-# and QPs), so that a failure seen only in a CI log can still say why.
+# counters [DEV]: all of a device's hw counters, for the log.
+counters() {
+	rdma statistic show link "${1:-rxe0}/1"
+}
+
+# failure_state: what rxe0 looked like after a failed check, whichever
+# driver runs it: the counters say whether packets were lost, retried or
+# dropped, the QPs where they stand. A test may define its own.
+failure_state() {
+	[ -e /sys/class/infiniband/rxe0 ] || return 0
+	echo "state of $(hostname) after the failure:"
+	counters rxe0 | fold -s -w 150
+	rdma res show qp link rxe0/1
+}
+
+# After a failed check, failure_state(), so that a failure seen only in a
+# CI log can still say why.
 _failure_state() {
-	[ "$(type -t failure_state)" = function ] || return 0
 	failure_state 2>&1 | head -n 30 | sed 's/^/    | /' || true
 }
 

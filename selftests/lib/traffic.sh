@@ -113,21 +113,6 @@ retries() {
 	echo $(( $(counter retry_early "$@") + $(counter retry_timeout "$@") ))
 }
 
-# counters [DEV]: all of them, for the log.
-counters() {
-	rdma statistic show link "${1:-rxe0}/1"
-}
-
-# failure_state: what guest.sh prints after a failed check; the counters
-# say whether packets were lost, retried or dropped, the QPs where they
-# stand.
-failure_state() {
-	[ -e /sys/class/infiniband/rxe0 ] || return 0
-	echo "state of $(hostname) after the failure:"
-	counters rxe0 | fold -s -w 150
-	rdma res show qp link rxe0/1
-}
-
 # The rping server ends on the client's disconnect request, one MAD.
 # Under loss that MAD may be lost, and ib_cm does not send it again once
 # the client has destroyed its id, so the server then waits for good.

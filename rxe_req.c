@@ -259,6 +259,21 @@ static u32 rxe_req_ack_every(const struct rxe_qp *qp)
 }
 
 /*
+ * Would @more packets from req.psn on fill the window? req.psn may lie
+ * behind comp.psn: the completer rewinds the requester when its timer
+ * fires, then takes the responses already queued, which may answer all
+ * it went back for, and READ responses do not move the requester on as
+ * ACKs do (rxe_req_forward()). Such a requester is inside its window; the
+ * difference is negative, and compared as unsigned it would look full
+ * for good, with nothing outstanding to run the retry timer.
+ */
+static bool rxe_req_window_full(const struct rxe_qp *qp, u32 more)
+{
+	return rxe_psn_diff(qp->req.psn, qp->comp.psn) + (s32)more >=
+	       (s32)rxe_comp_window(qp);
+}
+
+/*
  * Did a packet sent since the last rewind ask for an ACK that has not
  * come yet?
  */
@@ -295,8 +310,7 @@ static bool rxe_req_wants_ack(struct rxe_qp *qp, const struct rxe_swqe *wqe,
 	}
 	if (++qp->req.since_ack_req >= rxe_req_ack_every(qp))
 		return true;
-	if (rxe_psn_diff(qp->req.psn, qp->comp.psn) + 1 >= rxe_comp_window(qp) &&
-	    !rxe_req_ack_owed(qp))
+	if (rxe_req_window_full(qp, 1) && !rxe_req_ack_owed(qp))
 		return true;
 	if (!last || rxe_sq_next(qp, qp->req.index) !=
 		     rxe_queue_peer_index(&qp->sq.queue))
@@ -716,8 +730,7 @@ static bool rxe_req_send_one(struct rxe_qp *qp, struct rxe_net_batch *batch)
 		return false;
 	}
 
-	if (rxe_qp_type(qp) == IB_QPT_RC &&
-	    rxe_psn_diff(qp->req.psn, qp->comp.psn) >= rxe_comp_window(qp))
+	if (rxe_qp_type(qp) == IB_QPT_RC && rxe_req_window_full(qp, 0))
 		return false;
 
 	if (!rxe_req_send_packet(qp, wqe, batch))

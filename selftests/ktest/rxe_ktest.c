@@ -2760,8 +2760,9 @@ static int ktest_expect_access_error(struct ktest_conn *c,
 	}
 	err = ktest_wait(c, ktest_pred_op, op, ktest_tmo(), true);
 	if (err) {
-		ktest_cfail(c, "%s: no completion: %s after %u ms", what,
-			    ktest_why(err), ktest_timeout_ms);
+		ktest_cfail(c, "%s: no completion (QP %s): %s after %u ms",
+			    what, ktest_qp_state(c), ktest_why(err),
+			    ktest_timeout_ms);
 		return err;
 	}
 	op->busy = false;

@@ -39,6 +39,22 @@ state_loop() {
 	done
 }
 
+# with_state_loop CMD...: run CMD with state_loop running on the
+# requester (b) meanwhile.
+with_state_loop() {
+	local loop=
+
+	if [ "$GUEST" = b ]; then
+		state_loop &
+		loop=$!
+	fi
+	"$@"
+	if [ -n "$loop" ]; then
+		kill "$loop" 2>/dev/null || true
+		wait "$loop" 2>/dev/null || true
+	fi
+}
+
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both guests" barrier up
@@ -48,30 +64,13 @@ if [ "$RXE_IMPL" = ours ]; then
 	rewinds0=$(retries)
 fi
 for run in 1 2 3 4; do
-	loop=
-	if [ "$GUEST" = b ]; then
-		state_loop &
-		loop=$!
-	fi
-	pair "run $run: ib_read_bw 64 B, 128 outstanding, QP state read meanwhile" \
+	with_state_loop pair "run $run: ib_read_bw 64 B, 128 outstanding, QP state read meanwhile" \
 		"$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -F -m 1024 -s 64 -D 4
-	if [ -n "$loop" ]; then
-		kill "$loop" 2>/dev/null || true
-		wait "$loop" 2>/dev/null || true
-	fi
 done
 for run in 1 2 3 4 5; do
-	loop=
-	if [ "$GUEST" = b ]; then
-		state_loop &
-		loop=$!
-	fi
-	ktest_pair a "kread$run" 4 "round $run: every long READ completes, every byte checked" \
+	with_state_loop ktest_pair a "kread$run" 4 \
+		"round $run: every long READ completes, every byte checked" \
 		ops=read,frmr count=12 size=65536,200003
-	if [ -n "$loop" ]; then
-		kill "$loop" 2>/dev/null || true
-		wait "$loop" 2>/dev/null || true
-	fi
 done
 if [ "$RXE_IMPL" = ours ]; then
 	check "no QP ran out of retries" test "$(counter retry_exceeded_err)" = 0

@@ -153,7 +153,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->undo_armed = false;
 	comp->peer_holds = false;
 	comp->peer_drops = false;
-	comp->resent_nak = false;
+	comp->nak_once = false;
 	comp->alone_open = false;
 	comp->rtt_start = 0;
 	comp->srtt_ns = 0;
@@ -398,6 +398,9 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 
 	rxe_comp_grow(comp, rxe_psn_diff(next, comp->psn));
 	comp->psn = next;
+	/* Copies of what is acknowledged no longer matter. */
+	if (rxe_psn_diff(next, qp->req.twice_psn) > 0)
+		qp->req.twice_psn = next;
 	if (comp->rtt_start && rxe_psn_diff(next, comp->rtt_psn) > 0)
 		rxe_comp_rtt_sample(comp);
 	if (comp->in_recovery && rxe_psn_diff(next, comp->recover_psn) >= 0)
@@ -561,7 +564,8 @@ static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 		      rxe_psn_diff(psn, comp->nak_psn) > 1);
 
 	rxe_comp_going_back(comp, psn);
-	comp->resent_nak = kind == RXE_LOSS_NAK;
+	comp->nak_once = kind == RXE_LOSS_NAK &&
+			 rxe_psn_diff(psn, qp->req.twice_psn) >= 0;
 	comp->alone_open = alone;
 	if (alone) {
 		comp->alone_end = qp->req.top_psn;
@@ -673,9 +677,11 @@ static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 /*
  * The ACK for a packet sent again alone, covering @acked. Past it: the
  * responder had the packets after it, which did not go again, so it keeps
- * what follows a gap. Only it: the packet after it is missing, lost as
- * well or dropped by a responder that does not keep packets (the first
- * time, that is what it is taken for). Either way the requester goes
+ * what follows a gap; learnt only when the NAKed packet had gone once
+ * before (nak_once), or an older copy of it may have filled the gap in
+ * time for the rest to follow. Only it: the packet after it is missing,
+ * lost as well or dropped by a responder that does not keep packets (the
+ * first time, that is what it is taken for). Either way the requester goes
  * back there now rather than waiting for the NAK of its next packet, or
  * for the retry timer when it has none.
  */
@@ -685,8 +691,10 @@ static void rxe_comp_alone_acked(struct rxe_qp *qp, u32 acked)
 	u32 next = rxe_psn_add(acked, 1);
 
 	if (rxe_psn_diff(acked, comp->nak_psn) > 0) {
-		comp->peer_holds = true;
-		comp->peer_drops = false;
+		if (comp->nak_once) {
+			comp->peer_holds = true;
+			comp->peer_drops = false;
+		}
 		return;
 	}
 	if (acked != comp->nak_psn || !comp->alone_open)
@@ -745,11 +753,12 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 
 	/*
 	 * The responder has more than the requester sent again since a
-	 * rewind. After a sequence NAK that shows it keeps the packets after
-	 * a gap: those past the NAKed one were not sent again.
+	 * rewind. After a sequence NAK for a packet that had gone once, that
+	 * shows it keeps the packets after a gap: those past the NAKed one
+	 * were not sent again.
 	 */
 	if (rxe_psn_diff(acked, qp->req.psn) >= 0) {
-		if (qp->comp.resent_nak &&
+		if (qp->comp.nak_once &&
 		    rxe_psn_diff(acked, qp->comp.nak_psn) > 0) {
 			qp->comp.peer_holds = true;
 			qp->comp.peer_drops = false;

@@ -40,6 +40,7 @@ void rxe_req_start(struct rxe_qp *qp)
 {
 	qp->req.psn = qp->attr.sq_psn;
 	qp->req.top_psn = qp->attr.sq_psn;
+	qp->req.twice_psn = qp->attr.sq_psn;
 	qp->req.ack_req_psn = rxe_psn_add(qp->attr.sq_psn, -1);
 	qp->req.top_unasked = false;
 	qp->req.solicit = false;
@@ -377,6 +378,19 @@ void rxe_req_resend_alone(struct rxe_qp *qp, u32 psn)
 	qp->req.alone = true;
 }
 
+/*
+ * The packet just sent had gone before: the PSNs before @end may have a
+ * second copy on the way. Not past top_psn: a READ request sent again may
+ * ask for more responses than the first did.
+ */
+static void rxe_req_sent_twice(struct rxe_qp *qp, u32 end)
+{
+	if (rxe_psn_diff(end, qp->req.top_psn) > 0)
+		end = qp->req.top_psn;
+	if (rxe_psn_diff(end, qp->req.twice_psn) > 0)
+		qp->req.twice_psn = end;
+}
+
 /* Opcode of the packet at this point of a work request. */
 static u8 rxe_req_opcode(const struct rxe_qp *qp, const struct rxe_swqe *wqe,
 			 bool first, bool last)
@@ -586,6 +600,7 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
 {
 	u32 mtu = rxe_req_mtu(qp);
+	bool again = rxe_psn_diff(qp->req.psn, qp->req.top_psn) < 0;
 
 	if (rxe_req_needs_rd_slot(qp, wqe)) {
 		wqe->rd_sent++;
@@ -607,6 +622,8 @@ static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
 		qp->req.offset += min(wqe->length - qp->req.offset, mtu);
 	}
 
+	if (again)
+		rxe_req_sent_twice(qp, qp->req.psn);
 	if (rxe_psn_diff(qp->req.psn, qp->req.top_psn) > 0)
 		qp->req.top_psn = qp->req.psn;
 	if (qp->req.offset < wqe->length)

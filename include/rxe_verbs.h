@@ -374,6 +374,9 @@ struct rxe_rq {
  *	snapshotted and checked)
  * @top_psn: one past the highest PSN ever sent; a packet below it is a
  *	retransmission
+ * @twice_psn: one past the highest PSN sent more than once, or past the
+ *	last one acknowledged if that is higher: a PSN before it may have a
+ *	second copy on the way, one at or after it went once
  * @rd_atomic: READ and atomic WQEs sent and not yet answered
  * @since_ack_req: packets sent since the last that asked for an ACK
  * @ack_req_psn: PSN of the last packet that asked for an ACK; one before
@@ -393,6 +396,7 @@ struct rxe_req {
 	u32 offset;
 	u32 tail;
 	u32 top_psn;
+	u32 twice_psn;
 	u32 rd_atomic;
 	u32 since_ack_req;
 	u32 ack_req_psn;
@@ -429,11 +433,17 @@ struct rxe_req {
  *	confirmed a loss since: an ACK for packets not yet sent again proves
  *	the timer spurious, and the window goes back
  * @peer_holds: the responder keeps the packets after a gap: an ACK came
- *	for packets past a NAKed one that had not gone again
+ *	for packets past a NAKed one that had not gone again, and that had
+ *	itself gone only once before the NAK (@nak_once)
  * @peer_drops: the responder drops the packets after a gap: the ACK for a
  *	NAKed packet sent again alone covered that packet and no more
- * @resent_nak: the last time the requester went back, a sequence NAK sent it
- * @nak_psn: the PSN it last went back to, the NAKed one for @resent_nak;
+ * @nak_once: the last time the requester went back, a sequence NAK sent
+ *	it, for a packet that had gone only once. The copy sent for the NAK
+ *	is then the one that fills the gap, and an ACK past it shows a
+ *	responder that kept what followed. A second copy sent before the NAK
+ *	came (the retry timer went back first) may have filled the gap
+ *	already, and a responder that drops would take what follows it too.
+ * @nak_psn: the PSN it last went back to, the NAKed one for @nak_once;
  *	unlike @retried_psn, kept past progress
  * @alone_open: a lost packet went again alone (rxe_req_resend_alone())
  *	and the ACK that covers what followed it has not come yet
@@ -470,7 +480,7 @@ struct rxe_comp {
 	bool undo_armed;
 	bool peer_holds;
 	bool peer_drops;
-	bool resent_nak;
+	bool nak_once;
 	u32 nak_psn;
 	bool alone_open;
 	u32 alone_end;

@@ -1019,12 +1019,53 @@ static void rxe_comp_flush(struct rxe_qp *qp)
 	qp->req.rd_atomic = 0;
 }
 
+/* Does the completer take responses in the QP's state? */
+static bool rxe_comp_live(const struct rxe_qp *qp)
+{
+	enum ib_qp_state state = rxe_qp_state(qp);
+
+	return state == IB_QPS_RTS || state == IB_QPS_SQD;
+}
+
+/*
+ * The retry timer fired. The responses queued before it did go first: when
+ * this CPU stalls, the timer and the ACK it waits for fall due together,
+ * and the ACK in the queue makes the retry needless. After a stall at the
+ * peer, a NAK already queued names the lost packet, where a retry would
+ * send everything from comp.psn again. Only those already queued, so that
+ * a peer that keeps sending cannot hold the timer off. What they did
+ * decides: progress, or a retry of their own, started the timer again.
+ */
+static void rxe_comp_timer_fired(struct rxe_qp *qp)
+{
+	struct rxe_comp *comp = &qp->comp;
+	u32 n = skb_queue_len(&qp->rsp_q);
+	ktime_t resent_at = comp->resent_at;
+	u32 psn = comp->psn;
+	struct sk_buff *skb;
+
+	while (n-- && rxe_comp_live(qp)) {
+		skb = skb_dequeue(&qp->rsp_q);
+		if (!skb)
+			break;
+		rxe_comp_rcv(qp, skb);
+		rxe_net_consume(skb);
+	}
+	/* A QP that failed is flushed; RTS to SQD changes nothing here. */
+	if (!rxe_comp_live(qp) || comp->psn != psn ||
+	    comp->resent_at != resent_at)
+		return;
+	if (rxe_comp_outstanding(qp) && !comp->rnr_wait)
+		rxe_comp_timeout(qp);
+}
+
 /**
  * rxe_comp_run() - the completer's share of the send task
  * @qp: the QP
  *
- * Handles the timers' events and one response packet, then retires what
- * finished. In ERR (and SQE) it flushes the send queue instead.
+ * Handles the timers' events and one response packet (every one queued
+ * when the retry timer fired), then retires what finished. In ERR (and
+ * SQE) it flushes the send queue instead.
  *
  * Return: true while responses are queued.
  */
@@ -1054,9 +1095,8 @@ bool rxe_comp_run(struct rxe_qp *qp)
 		rxe_comp_deadline_start(qp);
 		rxe_comp_timer_restart(qp);
 	}
-	if (test_and_clear_bit(RXE_COMP_EV_ACK_TIMEOUT, &qp->comp.events) &&
-	    rxe_comp_outstanding(qp) && !qp->comp.rnr_wait)
-		rxe_comp_timeout(qp);
+	if (test_and_clear_bit(RXE_COMP_EV_ACK_TIMEOUT, &qp->comp.events))
+		rxe_comp_timer_fired(qp);
 
 	skb = skb_dequeue(&qp->rsp_q);
 	if (skb) {

@@ -1019,6 +1019,18 @@ static void rxe_comp_flush(struct rxe_qp *qp)
 	qp->req.rd_atomic = 0;
 }
 
+/* Take the oldest queued response, if any; return whether there was one. */
+static bool rxe_comp_take(struct rxe_qp *qp)
+{
+	struct sk_buff *skb = skb_dequeue(&qp->rsp_q);
+
+	if (!skb)
+		return false;
+	rxe_comp_rcv(qp, skb);
+	rxe_net_consume(skb);
+	return true;
+}
+
 /* Does the completer take responses in the QP's state? */
 static bool rxe_comp_live(const struct rxe_qp *qp)
 {
@@ -1042,14 +1054,10 @@ static void rxe_comp_timer_fired(struct rxe_qp *qp)
 	u32 n = skb_queue_len(&qp->rsp_q);
 	ktime_t resent_at = comp->resent_at;
 	u32 psn = comp->psn;
-	struct sk_buff *skb;
 
 	while (n-- && rxe_comp_live(qp)) {
-		skb = skb_dequeue(&qp->rsp_q);
-		if (!skb)
+		if (!rxe_comp_take(qp))
 			break;
-		rxe_comp_rcv(qp, skb);
-		rxe_net_consume(skb);
 	}
 	/* A QP that failed is flushed; RTS to SQD changes nothing here. */
 	if (!rxe_comp_live(qp) || comp->psn != psn ||
@@ -1072,7 +1080,6 @@ static void rxe_comp_timer_fired(struct rxe_qp *qp)
 bool rxe_comp_run(struct rxe_qp *qp)
 {
 	enum ib_qp_state state = rxe_qp_state(qp);
-	struct sk_buff *skb;
 
 	switch (state) {
 	case IB_QPS_ERR:
@@ -1098,11 +1105,7 @@ bool rxe_comp_run(struct rxe_qp *qp)
 	if (test_and_clear_bit(RXE_COMP_EV_ACK_TIMEOUT, &qp->comp.events))
 		rxe_comp_timer_fired(qp);
 
-	skb = skb_dequeue(&qp->rsp_q);
-	if (skb) {
-		rxe_comp_rcv(qp, skb);
-		rxe_net_consume(skb);
-	}
+	rxe_comp_take(qp);
 	rxe_comp_retire(qp);
 	return !skb_queue_empty(&qp->rsp_q);
 }

@@ -132,6 +132,49 @@ void rxe_comp_reset(struct rxe_qp *qp)
 }
 
 /**
+ * rxe_comp_forget_kept() - drop every READ response kept past a gap
+ * @qp: an RC QP
+ *
+ * The requester went back (rxe_req_rewind()) and asks again for
+ * everything from there on; what it asks for comes back in order. The
+ * payload of the responses dropped stays where it was put, and the same
+ * bytes arrive again on top of it. Also called when the last kept one is
+ * taken. Either way no READ request for a gap (rxe_req_refetch()) is due
+ * any more.
+ *
+ * Context: the send task, or a QP whose tasks are quiet.
+ */
+void rxe_comp_forget_kept(struct rxe_qp *qp)
+{
+	struct rxe_comp *comp = &qp->comp;
+
+	qp->req.fetch_psn = comp->psn;
+	qp->req.fetch_end = comp->psn;
+	if (!comp->any_kept)
+		return;
+	bitmap_zero(comp->kept, RXE_KEPT_PSNS);
+	comp->any_kept = false;
+	comp->nkept = 0;
+}
+
+/* Acknowledged up to @next: the marks of kept responses before it go. */
+static void rxe_comp_unkeep(struct rxe_qp *qp, u32 next)
+{
+	struct rxe_comp *comp = &qp->comp;
+	u32 psn;
+
+	if (rxe_psn_diff(next, comp->kept_top) >= 0) {
+		rxe_comp_forget_kept(qp);
+		return;
+	}
+	if (rxe_psn_diff(next, comp->psn) <= 0)
+		return;
+	for (psn = comp->psn; psn != next; psn = rxe_psn_add(psn, 1))
+		if (__test_and_clear_bit(psn % RXE_KEPT_PSNS, comp->kept))
+			comp->nkept--;
+}
+
+/**
  * rxe_comp_start() - begin acknowledging at the QP's send PSN
  * @qp: a QP moving to RTS
  *
@@ -144,6 +187,8 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->psn = qp->attr.sq_psn;
 	comp->retried_psn = ~0U;
 	comp->gap_seen = 0;
+	comp->dup_seen = 0;
+	comp->dup_limited = false;
 	comp->retry_left = qp->attr.retry_cnt;
 	comp->rnr_left = qp->attr.rnr_retry;
 	comp->cwnd = RXE_CWND_MAX;
@@ -160,6 +205,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->rttvar_ns = 0;
 	comp->backoff = 0;
 	comp->deadline = 0;
+	rxe_comp_forget_kept(qp);
 }
 
 /*
@@ -397,6 +443,8 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 	struct rxe_comp *comp = &qp->comp;
 
 	rxe_comp_grow(comp, rxe_psn_diff(next, comp->psn));
+	if (comp->any_kept)
+		rxe_comp_unkeep(qp, next);
 	comp->psn = next;
 	/* Copies of what is acknowledged no longer matter. */
 	if (rxe_psn_diff(next, qp->req.twice_psn) > 0)
@@ -412,6 +460,8 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 	comp->rnr_left = qp->attr.rnr_retry;
 	comp->retried_psn = ~0U;
 	comp->gap_seen = 0;
+	comp->dup_seen = 0;
+	comp->dup_limited = false;
 	comp->backoff = 0;
 	if (rxe_comp_outstanding(qp)) {
 		rxe_comp_deadline_start(qp);
@@ -540,7 +590,23 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
 	comp->resent_at = ktime_get();
 	comp->nak_psn = psn;
 	comp->gap_seen = 0;
+	comp->dup_seen = 0;
 	comp->rtt_start = 0;
+}
+
+/*
+ * Can the requester ask again for just the READ responses missing from
+ * @psn on? Only when responses past them were kept, and @psn is the
+ * oldest not acknowledged and one of a READ's.
+ */
+static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
+{
+	struct rxe_swqe *wqe;
+
+	if (!qp->comp.any_kept || psn != qp->comp.psn)
+		return false;
+	wqe = rxe_comp_wqe_at(qp, psn);
+	return wqe && (wqe->mask & RXE_WR_READ);
 }
 
 /*
@@ -553,7 +619,9 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
  * one missing as well is a burst, which the requester sends again as a
  * whole (go-back-N), as it does for any other loss and towards a
  * responder that drops: one packet per round trip would take longer
- * than a window.
+ * than a window. READ responses missing before ones kept past the gap
+ * are asked for again on their own (rxe_req_refetch()), and the requester
+ * stays where it is; when the retry timer fired, every response missing.
  */
 static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 			    enum rxe_comp_loss_kind kind)
@@ -571,6 +639,9 @@ static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 		comp->alone_end = qp->req.top_psn;
 		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RESENT_ALONE);
 		rxe_req_resend_alone(qp, psn);
+	} else if (kind != RXE_LOSS_NAK && rxe_comp_refetchable(qp, psn)) {
+		rxe_req_refetch(qp, psn, kind == RXE_LOSS_SEEN ? comp->kept_top :
+								 qp->req.psn);
 	} else {
 		rxe_req_rewind(qp, psn);
 	}
@@ -660,7 +731,9 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
  * a READ, which its responses cannot follow). Not again for a round trip
  * after going back there: the rest of the old responses are still
  * arriving, and each would look like the same gap. If the request sent
- * again is lost too, a later gap or the retry timer notices.
+ * again is lost too, a later gap or the retry timer notices. After an
+ * ACK past a READ, responses may be missing after the last one kept as
+ * well: the requester goes back over all of them.
  */
 static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 {
@@ -670,6 +743,8 @@ static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
 		return;
 	if (rxe_comp_resent_lately(comp))
 		return;
+	if (certain)
+		rxe_comp_forget_kept(qp);
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
 }
@@ -836,47 +911,213 @@ static void rxe_comp_rd_atomic_done(struct rxe_qp *qp, struct rxe_swqe *wqe)
 	rxe_comp_advance(qp, rxe_psn_add(wqe->last_psn, 1));
 }
 
+/**
+ * rxe_comp_wqe_at() - the work request a PSN was sent for
+ * @qp: an RC QP
+ * @psn: a PSN sent and not acknowledged
+ *
+ * Context: the send task.
+ * Return: the unfinished SEND, WRITE, READ or atomic whose PSNs take in
+ * @psn, or NULL.
+ */
+struct rxe_swqe *rxe_comp_wqe_at(struct rxe_qp *qp, u32 psn)
+{
+	struct rxe_swqe *wqe;
+	u32 index;
+
+	if (!rxe_comp_head(qp, &index))
+		return NULL;
+	for (; rxe_comp_started(qp, index); index = rxe_sq_next(qp, index)) {
+		wqe = rxe_sq_wqe(qp, index);
+		if ((wqe->state == RXE_WQE_SENT || wqe->state == RXE_WQE_ACTIVE) &&
+		    !(wqe->mask & RXE_WR_LOCAL) &&
+		    rxe_psn_diff(psn, wqe->first_psn) >= 0 &&
+		    rxe_psn_diff(psn, wqe->last_psn) <= 0)
+			return wqe;
+		if (index == qp->req.index)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * Check a READ response of @wqe against what its PSN must carry, and copy
+ * its payload to its place in the scatter list. The last response of each
+ * READ request ends it; one sent again for a gap (rxe_req_refetch()) may
+ * end before that, so an end elsewhere is no error. Return 0, or -EINVAL
+ * with @status set: a response of the wrong size, or a scatter list that
+ * fails.
+ */
+static int rxe_comp_read_place(struct rxe_qp *qp, struct rxe_swqe *wqe,
+			       struct sk_buff *skb, enum ib_wc_status *status)
+{
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_buf buf = { .skb = skb, .off = pkt->hdrlen };
+	u32 offset = rxe_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
+	u32 want = min(wqe->length - offset, qp->mtu);
+
+	if (pkt->paylen != want ||
+	    (rxe_req_read_chunk_end(wqe, pkt->psn) &&
+	     !(pkt->mask & RXE_END_MASK))) {
+		*status = IB_WC_BAD_RESP_ERR;
+		return -EINVAL;
+	}
+	if (want && rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, offset, &buf,
+				    want, RXE_TO_MR, IB_ACCESS_LOCAL_WRITE,
+				    status))
+		return -EINVAL;
+	return 0;
+}
+
+/* The READ response at comp.psn is in place: count it and move on. */
+static void rxe_comp_read_took(struct rxe_qp *qp, struct rxe_swqe *wqe,
+			       u32 psn)
+{
+	if (psn == wqe->last_psn) {
+		rxe_comp_rd_atomic_done(qp, wqe);
+		return;
+	}
+	/* One of the READ's requests answered in full. */
+	if (rxe_req_read_chunk_end(wqe, psn) && wqe->rd_done < wqe->rd_sent) {
+		wqe->rd_done++;
+		qp->req.rd_atomic--;
+	}
+	rxe_comp_advance(qp, rxe_psn_add(psn, 1));
+}
+
+/*
+ * A READ response past a gap. Go-back-N would drop it and ask again for
+ * everything from the gap on, a window of responses for one lost; its
+ * payload goes to its place now instead, and the requester asks again
+ * only for what is missing before it (rxe_req_refetch()). Not a response
+ * the requester has yet to ask for again after a rewind, nor one too far
+ * ahead to mark; neither should arrive. One that fails its checks is
+ * dropped here, and fails the QP when its turn comes. Return true when
+ * the response had been kept already.
+ */
+static bool rxe_comp_keep(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	struct rxe_comp *comp = &qp->comp;
+	u32 psn = rxe_skb_pkt(skb)->psn;
+	enum ib_wc_status status;
+	struct rxe_swqe *wqe;
+
+	if (rxe_psn_diff(psn, comp->psn) >= RXE_KEPT_PSNS ||
+	    rxe_psn_diff(psn, qp->req.psn) >= 0)
+		return false;
+	if (rxe_comp_kept(qp, psn))
+		return true;
+	wqe = rxe_comp_wqe_at(qp, psn);
+	if (!wqe || !(wqe->mask & RXE_WR_READ) ||
+	    rxe_comp_read_place(qp, wqe, skb, &status))
+		return false;
+	__set_bit(psn % RXE_KEPT_PSNS, comp->kept);
+	comp->nkept++;
+	if (!comp->any_kept || rxe_psn_diff(psn, comp->kept_top) >= 0)
+		comp->kept_top = rxe_psn_add(psn, 1);
+	comp->any_kept = true;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_READ_KEPT);
+	return false;
+}
+
+/*
+ * The response at @psn, kept before, arrived again past comp.psn: an
+ * answer to a READ request sent again for the gaps (rxe_req_refetch()).
+ * The first of those asked for comp.psn, and the responder answers in
+ * order, so the response at comp.psn, or the request for it, was lost;
+ * the third such answer decides, as a link that reorders may only have
+ * delayed it. Ask again now: nothing else on its way may show the loss
+ * before the retry timer.
+ *
+ * The answers to the refetches before keep coming, in PSN order, and
+ * must not each set off another: after one, only answers below the PSN
+ * that set it off count, which those to the new refetch are, until
+ * progress.
+ */
+static void rxe_comp_kept_again(struct rxe_qp *qp, u32 psn)
+{
+	struct rxe_comp *comp = &qp->comp;
+
+	if (comp->dup_limited && rxe_psn_diff(psn, comp->dup_limit) >= 0)
+		return;
+	if (++comp->dup_seen < RXE_REORDER_PKTS)
+		return;
+	comp->dup_limited = true;
+	comp->dup_limit = psn;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
+	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
+}
+
+/* Were RXE_REORDER_PKTS responses or more kept past comp.psn? */
+static bool rxe_comp_gap_known(const struct rxe_qp *qp)
+{
+	u32 psn = qp->comp.psn, n = 0;
+
+	while (n < RXE_REORDER_PKTS && psn != qp->comp.kept_top) {
+		psn = rxe_psn_add(psn, 1);
+		n += rxe_comp_kept(qp, psn);
+	}
+	return n >= RXE_REORDER_PKTS;
+}
+
+/*
+ * Take the kept responses that follow comp.psn, up to the next gap. A
+ * response acknowledges every request before its own, so SENDs and WRITEs
+ * between two READs complete on the way.
+ *
+ * When they stop at a gap the last refetch did not cover (at or past
+ * req.fetch_end), the responses past it arrived while an earlier gap held
+ * comp.psn back, and counted for that one: ask for this one now. The
+ * window is likely full up to it, so nothing more would arrive to show it
+ * before the retry timer.
+ */
+static void rxe_comp_take_kept(struct rxe_qp *qp)
+{
+	struct rxe_comp *comp = &qp->comp;
+	struct rxe_swqe *wqe;
+	u32 psn;
+
+	while (comp->any_kept) {
+		psn = comp->psn;
+		while (!rxe_comp_kept(qp, psn)) {
+			psn = rxe_psn_add(psn, 1);
+			if (rxe_psn_diff(psn, comp->kept_top) >= 0)
+				return;
+		}
+		wqe = rxe_comp_ack(qp, rxe_psn_add(psn, -1));
+		if (psn != comp->psn || !wqe || !(wqe->mask & RXE_WR_READ) ||
+		    rxe_psn_diff(psn, wqe->last_psn) > 0)
+			break;
+		rxe_comp_read_took(qp, wqe, psn);
+	}
+	if (comp->any_kept &&
+	    rxe_psn_diff(comp->psn, qp->req.fetch_end) >= 0 &&
+	    comp->psn != comp->retried_psn && rxe_comp_gap_known(qp)) {
+		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
+		rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
+	}
+}
+
 /* A READ response: its payload lands at its place in the scatter list. */
 static void rxe_comp_read_rsp(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	enum ib_wc_status status;
 	struct rxe_swqe *wqe;
-	struct rxe_buf buf = { .skb = skb, .off = pkt->hdrlen };
-	u32 offset, want;
-	bool last, end;
 
 	wqe = rxe_comp_ack(qp, rxe_psn_add(pkt->psn, -1));
+	if (wqe && pkt->psn != qp->comp.psn && rxe_comp_keep(qp, skb)) {
+		rxe_comp_kept_again(qp, pkt->psn);
+		return;
+	}
 	if (!rxe_comp_rsp_in_order(qp, wqe, pkt->psn) ||
 	    !(wqe->mask & RXE_WR_READ))
 		return;
-
-	offset = rxe_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
-	want = min(wqe->length - offset, qp->mtu);
-	last = pkt->psn == wqe->last_psn;
-	end = rxe_req_read_chunk_end(wqe, pkt->psn);
-	if (pkt->paylen != want || !!(pkt->mask & RXE_END_MASK) != end) {
-		rxe_comp_fail(qp, IB_WC_BAD_RESP_ERR);
-		return;
-	}
-
-	if (want && rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, offset, &buf,
-				    want, RXE_TO_MR, IB_ACCESS_LOCAL_WRITE,
-				    &status)) {
+	if (rxe_comp_read_place(qp, wqe, skb, &status)) {
 		rxe_comp_fail(qp, status);
 		return;
 	}
-
-	if (last) {
-		rxe_comp_rd_atomic_done(qp, wqe);
-		return;
-	}
-	/* One of the READ's requests answered in full. */
-	if (end && wqe->rd_done < wqe->rd_sent) {
-		wqe->rd_done++;
-		qp->req.rd_atomic--;
-	}
-	rxe_comp_advance(qp, rxe_psn_add(pkt->psn, 1));
+	rxe_comp_read_took(qp, wqe, pkt->psn);
 }
 
 /* An atomic ACK: the original value goes to the 8-byte local buffer. */
@@ -918,6 +1159,8 @@ static void rxe_comp_rcv(struct rxe_qp *qp, struct sk_buff *skb)
 		rxe_comp_atomic_ack(qp, skb);
 	else
 		rxe_comp_acknowledge(qp, skb);
+	if (qp->comp.any_kept && rxe_qp_state(qp) != IB_QPS_ERR)
+		rxe_comp_take_kept(qp);
 }
 
 static enum ib_wc_opcode rxe_comp_wc_opcode(u32 wr_opcode)

@@ -44,6 +44,8 @@ static const struct rdma_stat_desc rxe_counter_descs[RXE_CNT_NUM] = {
 	[RXE_CNT_HELD_EXPIRED]		= { .name = "held_expired" },
 	[RXE_CNT_RESENT_ALONE]		= { .name = "resent_alone" },
 	[RXE_CNT_TASK_DEFERRED]		= { .name = "task_deferred" },
+	[RXE_CNT_READ_KEPT]		= { .name = "read_rsp_kept" },
+	[RXE_CNT_READ_REFETCH]		= { .name = "read_refetch" },
 };
 
 /**

@@ -198,6 +198,7 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 	qp->req.ack_req_psn = rxe_psn_add(psn, -1);
 	qp->req.solicit = false;
 	qp->req.alone = false;
+	rxe_comp_forget_kept(qp);
 	trace_rxe_retry(qp, psn);
 }
 
@@ -267,11 +268,23 @@ static u32 rxe_req_ack_every(const struct rxe_qp *qp)
  * ACKs do (rxe_req_forward()). Such a requester is inside its window; the
  * difference is negative, and compared as unsigned it would look full
  * for good, with nothing outstanding to run the retry timer.
+ *
+ * READ responses kept past a gap (rxe_comp_keep()) have arrived, and count
+ * no more than acknowledged ones, as in TCP's SACK pipe: new requests go
+ * on while the gap is asked for again. Never so far ahead of comp.psn that
+ * the next READ request's responses would fall outside the completer's
+ * marks (RXE_KEPT_PSNS).
  */
 static bool rxe_req_window_full(const struct rxe_qp *qp, u32 more)
 {
-	return rxe_psn_diff(qp->req.psn, qp->comp.psn) + (s32)more >=
-	       (s32)rxe_comp_window(qp);
+	s32 out = rxe_psn_diff(qp->req.psn, qp->comp.psn);
+
+	if (qp->comp.any_kept) {
+		if (out + (s32)more >= RXE_KEPT_PSNS - RXE_CWND_MAX)
+			return true;
+		out -= qp->comp.nkept;
+	}
+	return out + (s32)more >= (s32)rxe_comp_window(qp);
 }
 
 /*
@@ -376,6 +389,28 @@ void rxe_req_resend_alone(struct rxe_qp *qp, u32 psn)
 	rxe_req_rewind(qp, psn);
 	qp->req.solicit = true;
 	qp->req.alone = true;
+}
+
+/**
+ * rxe_req_refetch() - ask again for the READ responses missing past a gap
+ * @qp: an RC QP whose completer kept READ responses past a gap
+ * @psn: the first response missing, comp.psn
+ * @end: one past the last response kept
+ *
+ * The requester does not go back. Each of the READ requests sent before
+ * whose responses have a gap before @end goes again, as a duplicate the
+ * responder answers without executing anything (IBA 9.7.5.1.2), before
+ * any new packet (rxe_req_refetch_one()). Responses past @end are either
+ * on their way or lost with nothing after them to show it; the retry
+ * timer finds those.
+ *
+ * Context: the send task.
+ */
+void rxe_req_refetch(struct rxe_qp *qp, u32 psn, u32 end)
+{
+	qp->req.fetch_psn = psn;
+	qp->req.fetch_end = end;
+	trace_rxe_retry(qp, psn);
 }
 
 /*
@@ -693,6 +728,103 @@ static bool rxe_req_may_start(struct rxe_qp *qp, struct rxe_swqe *wqe)
 	return !rxe_req_rd_full(qp, wqe);
 }
 
+/*
+ * Send the READ request of @wqe that asks for its responses from @psn to
+ * @last again. Return false when there was no memory for it.
+ */
+static bool rxe_req_send_refetch(struct rxe_qp *qp, struct rxe_swqe *wqe,
+				 u32 psn, u32 last,
+				 struct rxe_net_batch *batch)
+{
+	const struct rxe_opcode_info *info =
+		&rxe_opcode[IB_OPCODE_RC_RDMA_READ_REQUEST];
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
+	u32 mtu = rxe_req_mtu(qp);
+	u32 offset = rxe_psn_diff(psn, wqe->first_psn) * mtu;
+	u32 end = min_t(u64, (u64)(rxe_psn_diff(last, wqe->first_psn) + 1) *
+			     mtu, wqe->length);
+	struct sk_buff *skb;
+
+	skb = rxe_net_alloc_skb(rxe, info->length + RXE_ICRC_SIZE);
+	if (!skb) {
+		rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
+		return false;
+	}
+	bth_init((struct rxe_bth *)skb->data, IB_OPCODE_RC_RDMA_READ_REQUEST,
+		 false, 0, RXE_DEFAULT_PKEY, qp->attr.dest_qp_num, false, psn);
+	reth_init((void *)skb->data + info->offset[RXE_RETH],
+		  wqe->wr.rdma.va + offset, wqe->wr.rdma.rkey, end - offset);
+	rxe_net_send(qp, &qp->path, qp->src_port, skb, batch);
+	rxe_comp_sent(qp, psn, false);
+	rxe_counter_inc(rxe, RXE_CNT_READ_REFETCH);
+	return true;
+}
+
+/*
+ * Does rxe_req_refetch() have READ requests to send, and may they go now?
+ * They wait as new packets do: for the end of an RNR wait, and for room
+ * in the netdev's queue.
+ */
+static bool rxe_req_may_refetch(struct rxe_qp *qp)
+{
+	enum ib_qp_state state = rxe_qp_state(qp);
+
+	return qp->req.fetch_psn != qp->req.fetch_end &&
+	       (state == IB_QPS_RTS || state == IB_QPS_SQD) &&
+	       !qp->comp.rnr_wait && !rxe_net_tx_busy(qp);
+}
+
+/*
+ * Send the next READ request rxe_req_refetch() asked for, if any. One
+ * goes for each READ request of the first send with responses missing
+ * before req.fetch_end, from its first response missing to its last, the
+ * kept ones between included. The first starts at the gap, comp.psn;
+ * every later one at the first response of its READ request. A responder
+ * like the in-tree driver's takes a duplicate READ request only where it
+ * does not start before the last one it answered for the same request,
+ * and the next retry, or a rewind, asks again from there at the earliest.
+ */
+static bool rxe_req_refetch_one(struct rxe_qp *qp,
+				struct rxe_net_batch *batch)
+{
+	u32 psn = qp->req.fetch_psn, end = qp->req.fetch_end;
+	u32 chunk_end, last;
+	struct rxe_swqe *wqe;
+
+	if (rxe_psn_diff(psn, qp->comp.psn) < 0)
+		psn = qp->comp.psn;
+	while (rxe_psn_diff(psn, end) < 0) {
+		wqe = rxe_comp_wqe_at(qp, psn);
+		if (!wqe)
+			break;
+		if (!(wqe->mask & RXE_WR_READ)) {
+			psn = rxe_psn_add(wqe->last_psn, 1);
+			continue;
+		}
+		chunk_end = rxe_psn_add(wqe->first_psn,
+					(rxe_psn_diff(psn, wqe->first_psn) /
+					 wqe->rd_chunk + 1) * wqe->rd_chunk);
+		if (rxe_psn_diff(chunk_end, wqe->last_psn) > 0)
+			chunk_end = rxe_psn_add(wqe->last_psn, 1);
+		last = rxe_psn_diff(chunk_end, end) < 0 ? chunk_end : end;
+		do {
+			last = rxe_psn_add(last, -1);
+		} while (last != psn && rxe_comp_kept(qp, last));
+		if (rxe_comp_kept(qp, last)) {
+			psn = chunk_end;
+			continue;
+		}
+		if (!rxe_req_send_refetch(qp, wqe, psn, last, batch)) {
+			qp->req.fetch_psn = psn;
+			return false;
+		}
+		qp->req.fetch_psn = chunk_end;
+		return true;
+	}
+	qp->req.fetch_psn = end;
+	return false;
+}
+
 /* Send the next packet, or execute the next local work request. */
 static bool rxe_req_send_one(struct rxe_qp *qp, struct rxe_net_batch *batch)
 {
@@ -776,6 +908,9 @@ bool rxe_req_run(struct rxe_qp *qp)
 	bool more;
 
 	more = rxe_comp_run(qp);
+	while (n < RXE_NET_BATCH_PKTS && rxe_req_may_refetch(qp) &&
+	       rxe_req_refetch_one(qp, &batch))
+		n++;
 	while (n < RXE_NET_BATCH_PKTS && rxe_req_send_one(qp, &batch))
 		n++;
 	rxe_net_flush(qp, &batch);

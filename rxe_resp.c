@@ -628,6 +628,7 @@ static enum rxe_resp_result rxe_resp_read_req(struct rxe_qp *qp,
 	qp->resp.read = res;
 	qp->resp.read_psn = pkt->psn;
 	qp->resp.read_start = pkt->psn;
+	qp->resp.read_end = res->last_psn;
 	qp->resp.psn = rxe_psn_add(res->last_psn, 1);
 	qp->resp.msn++;
 	return RXE_RESP_OK;
@@ -740,7 +741,7 @@ static void rxe_resp_send_read(struct rxe_qp *qp, struct rxe_net_batch *batch)
 	u32 psn = resp->read_psn, mtu = qp->mtu;
 	u32 offset = rxe_psn_diff(psn, res->first_psn) * mtu;
 	u32 paylen = min(res->length - offset, mtu);
-	bool first = psn == resp->read_start, last = psn == res->last_psn;
+	bool first = psn == resp->read_start, last = psn == resp->read_end;
 	u8 opcode, pad = (4 - paylen) & 3;
 	const struct rxe_opcode_info *info;
 	struct rxe_buf buf;
@@ -828,6 +829,24 @@ static struct rxe_rd_res *rxe_resp_find_res(struct rxe_qp *qp, u32 kind,
 	return NULL;
 }
 
+/*
+ * The PSN of the last response a duplicate READ request for @res asks
+ * for: as many as its length takes, from its own PSN, and none past the
+ * READ's own end. The responses come from what the first request asked
+ * for and was allowed; the duplicate's address and key are not used.
+ */
+static u32 rxe_resp_dup_read_end(const struct rxe_qp *qp,
+				 const struct rxe_rd_res *res,
+				 struct sk_buff *skb)
+{
+	u32 psn = rxe_skb_pkt(skb)->psn;
+	u32 len = reth_len(rxe_pkt_hdr(skb, RXE_RETH));
+	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
+	u32 left = rxe_psn_diff(res->last_psn, psn);
+
+	return rxe_psn_add(psn, min(npkts - 1, left));
+}
+
 /* A request we saw before (IBA 9.7.5.1.2): answer it, execute nothing. */
 static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 {
@@ -842,6 +861,7 @@ static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 			qp->resp.read = res;
 			qp->resp.read_psn = pkt->psn;
 			qp->resp.read_start = pkt->psn;
+			qp->resp.read_end = rxe_resp_dup_read_end(qp, res, skb);
 		}
 	} else if (pkt->mask & RXE_ATOMIC_MASK) {
 		res = rxe_resp_find_res(qp, RXE_ATOMIC_MASK, pkt->psn);

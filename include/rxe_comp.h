@@ -89,5 +89,20 @@ bool rxe_comp_run(struct rxe_qp *qp);
 u64 rxe_comp_rnr_timeout_ns(u8 code);
 u64 rxe_comp_ack_timeout_ns(u8 timeout);
 bool rxe_comp_selftest(void);
+void rxe_comp_forget_kept(struct rxe_qp *qp);
+struct rxe_swqe *rxe_comp_wqe_at(struct rxe_qp *qp, u32 psn);
+
+/**
+ * rxe_comp_kept() - was the READ response at a PSN kept past a gap?
+ * @qp: an RC QP
+ * @psn: a PSN from comp.psn up to comp.kept_top
+ *
+ * Return: true when its payload is in place and it waits to be taken.
+ */
+static inline bool rxe_comp_kept(const struct rxe_qp *qp, u32 psn)
+{
+	return qp->comp.any_kept &&
+	       test_bit(psn % RXE_KEPT_PSNS, qp->comp.kept);
+}
 
 #endif /* RXE_COMP_H */

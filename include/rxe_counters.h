@@ -61,6 +61,10 @@
  * @RXE_CNT_TASK_DEFERRED: runs of a QP's task handed to the high-priority
  *	workqueue by a kernel thread that shares its CPU fairly with user
  *	space (ksoftirqd, threaded NAPI; rxe_task_run())
+ * @RXE_CNT_READ_KEPT: READ responses that arrived past a gap and were
+ *	kept, their payload put in place at once (rxe_comp_keep())
+ * @RXE_CNT_READ_REFETCH: READ requests sent again for only the responses
+ *	missing before the last one kept (rxe_req_refetch())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -99,6 +103,8 @@ enum rxe_counter {
 	RXE_CNT_HELD_EXPIRED,
 	RXE_CNT_RESENT_ALONE,
 	RXE_CNT_TASK_DEFERRED,
+	RXE_CNT_READ_KEPT,
+	RXE_CNT_READ_REFETCH,
 	RXE_CNT_NUM,
 };
 

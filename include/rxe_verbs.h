@@ -389,6 +389,10 @@ struct rxe_rq {
  * @alone: the next packet is a lost one sent again alone; after it the
  *	requester goes on from @top_psn (rxe_req_resend_alone())
  * @sqd_notified: the SQ_DRAINED event of this drain went out
+ * @fetch_psn: where the next READ request for responses missing past a
+ *	gap starts looking (rxe_req_refetch())
+ * @fetch_end: one past the last of those to ask for; @fetch_psn reaches it
+ *	once all are asked for
  */
 struct rxe_req {
 	u32 psn;
@@ -404,7 +408,18 @@ struct rxe_req {
 	bool solicit;
 	bool alone;
 	bool sqd_notified;
+	u32 fetch_psn;
+	u32 fetch_end;
 };
+
+/*
+ * READ responses the completer can keep past a gap, counted from the
+ * oldest PSN not acknowledged: the largest window (RXE_CWND_MAX in
+ * rxe_comp.h), plus the responses of one READ request sent at its edge,
+ * at most as many again (rxe_req_read_chunk()). Every response
+ * outstanding fits.
+ */
+#define RXE_KEPT_PSNS		512
 
 /**
  * struct rxe_comp - the completer's state; the send task owns it, and the
@@ -416,6 +431,11 @@ struct rxe_req {
  * @retried_psn: the PSN the requester last went back to, ~0 after progress
  * @resent_at: when it went back there
  * @gap_seen: READ responses seen past @psn since the last progress
+ * @dup_seen: READ responses kept past @psn that arrived again since the
+ *	last progress or retry (rxe_comp_kept_again())
+ * @dup_limited: since the last progress such an answer set off a
+ *	refetch; only those below @dup_limit count now
+ * @dup_limit: the PSN of the answer that did
  * @events: RXE_COMP_EV_* bits set by the timers
  * @cwnd: PSNs the requester may have unacknowledged (RC). Go-back-N
  *	resends everything in flight after a loss, so on a lossy path a
@@ -459,6 +479,11 @@ struct rxe_req {
  * @ack_timer: the retry timer: early at the measured round-trip timeout,
  *	and at @deadline at the latest
  * @rnr_timer: the RNR NAK backoff
+ * @any_kept: READ responses that arrived past a gap are kept in @kept
+ * @kept_top: one past the highest PSN in @kept
+ * @nkept: how many PSNs @kept marks
+ * @kept: READ responses kept past @psn, whose payload already lies in
+ *	place: bit (PSN % RXE_KEPT_PSNS), for PSNs from @psn to @kept_top
  */
 struct rxe_comp {
 	u32 psn;
@@ -468,6 +493,9 @@ struct rxe_comp {
 	u32 retried_psn;
 	ktime_t resent_at;
 	u32 gap_seen;
+	u32 dup_seen;
+	bool dup_limited;
+	u32 dup_limit;
 	unsigned long events;
 	u32 cwnd;
 	u32 ssthresh;
@@ -492,6 +520,10 @@ struct rxe_comp {
 	ktime_t deadline;
 	struct hrtimer ack_timer;
 	struct hrtimer rnr_timer;
+	bool any_kept;
+	u32 kept_top;
+	u32 nkept;
+	DECLARE_BITMAP(kept, RXE_KEPT_PSNS);
 };
 
 /**
@@ -537,6 +569,8 @@ struct rxe_rd_res {
  * @read_psn: PSN of its next response
  * @read_start: PSN of the first response of this run of them (a
  *	duplicate request replays from the middle of a READ)
+ * @read_end: PSN of the last response of this run (a duplicate request
+ *	may ask for less than the rest of the READ)
  * @ack_pending: an ACK is owed for the packets up to @ack_psn
  * @ack_psn: PSN the owed ACK carries
  * @ack_count: packets asking for an ACK that the owed ACK answers
@@ -565,6 +599,7 @@ struct rxe_resp {
 	struct rxe_rd_res *read;
 	u32 read_psn;
 	u32 read_start;
+	u32 read_end;
 	bool ack_pending;
 	u32 ack_psn;
 	u32 ack_count;

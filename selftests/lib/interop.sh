@@ -4,14 +4,16 @@
 # The body of the interop tests (22-interop-theirs-serves,
 # 23-interop-ours-serves): each guest loads the driver RXE_IMPL_A or
 # RXE_IMPL_B names for it, says which one it runs, and the two run the
-# whole list of 21-traffic-two against each other, then a ping-pong and a
-# WRITE stream under 1% loss. Sourced by a test that has set RXE_IMPL_A or
-# RXE_IMPL_B.
+# whole list of 21-traffic-two against each other, then a ping-pong, a
+# WRITE stream and READs with every byte checked under 1% loss. Sourced
+# by a test that has set RXE_IMPL_A or RXE_IMPL_B.
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
 # shellcheck source=selftests/lib/traffic.sh
 . "$REPO/selftests/lib/traffic.sh"
+# shellcheck source=selftests/lib/ktest.sh
+. "$REPO/selftests/lib/ktest.sh"
 
 if [ "$RXE_IMPL" = theirs ]; then
 	check "load the in-tree rdma_rxe" load_rxe_intree
@@ -45,12 +47,29 @@ fi
 pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" \
 	env LD_PRELOAD="$LINGER" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
 pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 500 -F
-check "no loss" wire_drop
 if [ "$RXE_IMPL" = ours ]; then
 	alone=$(( $(counter resent_alone) - alone0 ))
 	naks=$(( $(counter rcvd_seq_err) - nak0 ))
 	check "towards theirs, NAKed packets went alone at most 3 times per QP: $alone for $naks sequence NAKs on 2 QPs" \
 		test "$alone" -le 6
+	refetch0=$(counter read_refetch)
+fi
+# READs of b from a under the same loss. Ours as the requester (22) keeps
+# the responses past a gap and asks again for the gap only, with READ
+# requests that theirs must take as duplicates: it answers one only where
+# it does not start before the last it answered for the same READ
+# request, and a refetch that broke that rule would go unanswered until
+# the QP ran out of retries. Ours as the responder (23) answers the
+# requests theirs sends again from a gap to the end of the READ.
+ktest_pair a kread-loss 4 "1% loss: READs of 64 KiB and 200003 B, every byte checked" \
+	ops=read count=30 size=65536,200003
+check "no loss" wire_drop
+if [ "$RXE_IMPL" = ours ]; then
+	# shellcheck disable=SC2153 # exported by 22-interop-theirs-serves
+	if [ "$GUEST" = b ] && [ "${RXE_IMPL_A:-}" = theirs ]; then
+		check "towards theirs, READ requests went again for gaps only (read_refetch grew)" \
+			test "$(counter read_refetch)" -gt "$refetch0"
+	fi
 	check "no QP ran out of retries under loss" test "$(counter retry_exceeded_err)" = 0
 fi
 check "barrier: traffic done" barrier "done"

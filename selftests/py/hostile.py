@@ -574,6 +574,21 @@ class Attacker:
         check("duplicate READ: with the same data",
               b"".join(p.payload for p in rsp) == pattern(5, 2000))
 
+        # A duplicate may ask for less than the first request did: a
+        # requester that kept the responses past a gap asks again for the
+        # gap only. The answer stops where the duplicate's length does.
+        rd = roce.bth(OP["RC RDMA_READ_REQUEST"], live, self.read_psn, ack=1) + \
+            roce.reth(self.addr + READ_OFF, self.rkey, 1024)
+        self.phase("duplicate READ request for the first 1024 B only",
+                   [self.frame(rd)], {"rcvd_pkts": 1, "duplicate_request": 1})
+        rsp = self.replies(count=2, want=lambda p: p.qpn == me and
+                           p.opcode in (0x0D, 0x0E, 0x0F, 0x10))
+        check("duplicate READ of 1024 B: one response, Only, PSN 0xffffff",
+              [(p.opcode, p.psn) for p in rsp] == [(0x10, 0xFFFFFF)],
+              [(p.name, hex(p.psn)) for p in rsp])
+        check("duplicate READ of 1024 B: the first 1024 B of the data",
+              b"".join(p.payload for p in rsp) == pattern(5, 2000)[:1024])
+
         at = roce.bth(OP["RC FETCH_ADD"], live, self.atomic_psn, ack=1) + \
             roce.atomiceth(self.addr + ATOM_OFF, self.rkey, 1)
         self.phase("duplicate FETCH_ADD (the warm-up's, PSN 1)",

@@ -6,10 +6,11 @@
 # still complete with its data intact and without a QP error, recovering
 # through NAKs, retransmission and the ACK timer; the counters must show
 # that recovery happened, with responders keeping the packets after a gap
-# and requesters sending only the NAKed packet again. 1% loss for WRITE,
-# READ, SEND and atomics, then 5% for WRITE and READ, then a link that
-# reorders: a delay of 1 ms +- 1 ms lets packets overtake each other,
-# which must not set off retry storms that run the QP out of retries.
+# and requesters sending only the NAKed packet again, or asking again
+# only for the READ responses missing. 1% loss for WRITE, READ, SEND and
+# atomics, then 5% for WRITE and READ, then a link that reorders: a delay
+# of 1 ms +- 1 ms lets packets overtake each other, which must not set
+# off retry storms that run the QP out of retries.
 # Last, without netem, 1 MiB READs at a 4 KiB MTU, whose responses must
 # not come back in bursts that overrun the receiving guest.
 #
@@ -27,6 +28,8 @@
 . "$REPO/selftests/lib/guest.sh"
 # shellcheck source=selftests/lib/traffic.sh
 . "$REPO/selftests/lib/traffic.sh"
+# shellcheck source=selftests/lib/ktest.sh
+. "$REPO/selftests/lib/ktest.sh"
 
 # loss PCT: lose PCT % of what eth0 receives.
 # shellcheck disable=SC2317 # called through check
@@ -48,12 +51,18 @@ if [ "$RXE_IMPL" = ours ]; then
 	seq0=$(( $(counter send_seq_err) + $(counter rcvd_seq_err) ))
 	held0=$(counter held_request)
 	alone0=$(counter resent_alone)
+	kept0=$(counter read_rsp_kept)
+	refetch0=$(counter read_refetch)
 fi
 # ibv_rc_pingpong -c checks every byte that arrives.
 pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" \
 	env LD_PRELOAD="$LINGER" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
 pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 500 -F
 pair "1% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 500 -F
+# rxe_ktest on b READs from a and checks every byte: the responses kept
+# past a gap must land where the ones asked for again would have.
+ktest_pair a kread-loss 4 "1% loss: READs of 64 KiB and 200003 B, every byte checked" \
+	ops=read count=20 size=65536,200003
 pair "1% loss: ib_send_bw 64 KiB" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -n 500 -F
 pair "1% loss: ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 500 -F
 RPING_LOSSY=1 rping_pair "1% loss: rping -v, 20 rounds" 4
@@ -70,6 +79,14 @@ if [ "$RXE_IMPL" = ours ]; then
 		sh -c "[ $(counter held_request) -gt $held0 ]"
 	check "the requester sent NAKed packets again alone (resent_alone grew)" \
 		sh -c "[ $(counter resent_alone) -gt $alone0 ]"
+	# b READs (ib_read_bw, rxe_ktest): after a gap in the responses it
+	# kept the ones past it and asked again for the gap only.
+	if [ "$GUEST" = b ]; then
+		check "READ responses past a gap were kept (read_rsp_kept grew)" \
+			sh -c "[ $(counter read_rsp_kept) -gt $kept0 ]"
+		check "READ requests went again for the gaps only (read_refetch grew)" \
+			sh -c "[ $(counter read_refetch) -gt $refetch0 ]"
+	fi
 fi
 
 check "netem loss 5% on what eth0 receives" loss 5

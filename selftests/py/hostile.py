@@ -561,33 +561,30 @@ class Attacker:
                                               0xFFFFFF))],
                    {"rcvd_pkts": 1, "duplicate_request": 1})
 
-        rd = roce.bth(OP["RC RDMA_READ_REQUEST"], live, self.read_psn, ack=1) + \
-            roce.reth(self.addr + READ_OFF, self.rkey, 2000)
-        self.phase("duplicate READ request (the warm-up's, PSN 0xffffff)",
-                   [self.frame(rd)], {"rcvd_pkts": 1, "duplicate_request": 1})
-        rsp = self.replies(count=2, want=lambda p: p.qpn == me and
-                           p.opcode in (0x0D, 0x0E, 0x0F, 0x10))
-        check("duplicate READ: the responses are sent again, PSN 0xffffff "
-              "then 0 (first, last)",
-              [(p.opcode, p.psn) for p in rsp] == [(0x0D, 0xFFFFFF), (0x0F, 0)],
-              [(p.name, hex(p.psn)) for p in rsp])
-        check("duplicate READ: with the same data",
-              b"".join(p.payload for p in rsp) == pattern(5, 2000))
-
-        # A duplicate may ask for less than the first request did: a
-        # requester that kept the responses past a gap asks again for the
-        # gap only. The answer stops where the duplicate's length does.
-        rd = roce.bth(OP["RC RDMA_READ_REQUEST"], live, self.read_psn, ack=1) + \
-            roce.reth(self.addr + READ_OFF, self.rkey, 1024)
-        self.phase("duplicate READ request for the first 1024 B only",
-                   [self.frame(rd)], {"rcvd_pkts": 1, "duplicate_request": 1})
-        rsp = self.replies(count=2, want=lambda p: p.qpn == me and
-                           p.opcode in (0x0D, 0x0E, 0x0F, 0x10))
-        check("duplicate READ of 1024 B: one response, Only, PSN 0xffffff",
-              [(p.opcode, p.psn) for p in rsp] == [(0x10, 0xFFFFFF)],
-              [(p.name, hex(p.psn)) for p in rsp])
-        check("duplicate READ of 1024 B: the first 1024 B of the data",
-              b"".join(p.payload for p in rsp) == pattern(5, 2000)[:1024])
+        # The warm-up's READ asked for 2000 B, two responses across the
+        # PSN wrap. A duplicate of it is answered again, and one that asks
+        # for less (a requester that kept the responses past a gap asks
+        # again for the gap only) is answered up to its own length.
+        dups = (("duplicate READ", 2000,
+                 "the responses are sent again, PSN 0xffffff then 0 "
+                 "(first, last)", [(0x0D, 0xFFFFFF), (0x0F, 0)]),
+                ("duplicate READ of 1024 B", 1024,
+                 "one response, Only, PSN 0xffffff", [(0x10, 0xFFFFFF)]))
+        for name, length, what, want in dups:
+            rd = roce.bth(OP["RC RDMA_READ_REQUEST"], live, self.read_psn,
+                          ack=1) + \
+                roce.reth(self.addr + READ_OFF, self.rkey, length)
+            self.phase("%s request (the warm-up's, PSN 0xffffff)" % name,
+                       [self.frame(rd)],
+                       {"rcvd_pkts": 1, "duplicate_request": 1})
+            rsp = self.replies(count=2, want=lambda p: p.qpn == me and
+                               p.opcode in (0x0D, 0x0E, 0x0F, 0x10))
+            check("%s: %s" % (name, what),
+                  [(p.opcode, p.psn) for p in rsp] == want,
+                  [(p.name, hex(p.psn)) for p in rsp])
+            check("%s: with the same data" % name,
+                  b"".join(p.payload for p in rsp) ==
+                  pattern(5, 2000)[:length])
 
         at = roce.bth(OP["RC FETCH_ADD"], live, self.atomic_psn, ack=1) + \
             roce.atomiceth(self.addr + ATOM_OFF, self.rkey, 1)

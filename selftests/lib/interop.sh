@@ -52,6 +52,7 @@ if [ "$RXE_IMPL" = ours ]; then
 	naks=$(( $(counter rcvd_seq_err) - nak0 ))
 	check "towards theirs, NAKed packets went alone at most 3 times per QP: $alone for $naks sequence NAKs on 2 QPs" \
 		test "$alone" -le 6
+	kept0=$(counter read_rsp_kept)
 	refetch0=$(counter read_refetch)
 fi
 # READs of b from a under the same loss. Ours as the requester (22) keeps
@@ -70,9 +71,12 @@ ktest_pair a kread-loss 4 "1% loss: READs of 64 KiB and 200003 B, every byte che
 check "no loss" wire_drop
 if [ "$RXE_IMPL" = ours ]; then
 	# shellcheck disable=SC2153 # exported by 22-interop-theirs-serves
+	# Refetches themselves come in ones and tens here (6 and 1 in two
+	# runs), too few to require one.
 	if [ "$GUEST" = b ] && [ "${RXE_IMPL_A:-}" = theirs ]; then
-		check "towards theirs, READ requests went again for gaps only (read_refetch grew)" \
-			test "$(counter read_refetch)" -gt "$refetch0"
+		check "towards theirs, READ responses past a gap were kept (read_rsp_kept grew)" \
+			test "$(counter read_rsp_kept)" -gt "$kept0"
+		info "READ requests sent again for gaps only: $(( $(counter read_refetch) - refetch0 ))"
 	fi
 	check "no QP ran out of retries under loss" test "$(counter retry_exceeded_err)" = 0
 fi

@@ -150,10 +150,9 @@ void rxe_comp_forget_kept(struct rxe_qp *qp)
 
 	qp->req.fetch_psn = comp->psn;
 	qp->req.fetch_end = comp->psn;
-	if (!comp->any_kept)
+	if (!comp->nkept)
 		return;
 	bitmap_zero(comp->kept, RXE_KEPT_PSNS);
-	comp->any_kept = false;
 	comp->nkept = 0;
 }
 
@@ -443,7 +442,7 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 	struct rxe_comp *comp = &qp->comp;
 
 	rxe_comp_grow(comp, rxe_psn_diff(next, comp->psn));
-	if (comp->any_kept)
+	if (comp->nkept)
 		rxe_comp_unkeep(qp, next);
 	comp->psn = next;
 	/* Copies of what is acknowledged no longer matter. */
@@ -603,7 +602,7 @@ static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
 {
 	struct rxe_swqe *wqe;
 
-	if (!qp->comp.any_kept || psn != qp->comp.psn)
+	if (!qp->comp.nkept || psn != qp->comp.psn)
 		return false;
 	wqe = rxe_comp_wqe_at(qp, psn);
 	return wqe && (wqe->mask & RXE_WR_READ);
@@ -1012,10 +1011,9 @@ static bool rxe_comp_keep(struct rxe_qp *qp, struct sk_buff *skb)
 	    rxe_comp_read_place(qp, wqe, skb, &status))
 		return false;
 	__set_bit(psn % RXE_KEPT_PSNS, comp->kept);
-	comp->nkept++;
-	if (!comp->any_kept || rxe_psn_diff(psn, comp->kept_top) >= 0)
+	if (!comp->nkept || rxe_psn_diff(psn, comp->kept_top) >= 0)
 		comp->kept_top = rxe_psn_add(psn, 1);
-	comp->any_kept = true;
+	comp->nkept++;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_READ_KEPT);
 	return false;
 }
@@ -1077,7 +1075,7 @@ static void rxe_comp_take_kept(struct rxe_qp *qp)
 	struct rxe_swqe *wqe;
 	u32 psn;
 
-	while (comp->any_kept) {
+	while (comp->nkept) {
 		psn = comp->psn;
 		while (!rxe_comp_kept(qp, psn)) {
 			psn = rxe_psn_add(psn, 1);
@@ -1090,7 +1088,7 @@ static void rxe_comp_take_kept(struct rxe_qp *qp)
 			break;
 		rxe_comp_read_took(qp, wqe, psn);
 	}
-	if (comp->any_kept &&
+	if (comp->nkept &&
 	    rxe_psn_diff(comp->psn, qp->req.fetch_end) >= 0 &&
 	    comp->psn != comp->retried_psn && rxe_comp_gap_known(qp)) {
 		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
@@ -1159,7 +1157,7 @@ static void rxe_comp_rcv(struct rxe_qp *qp, struct sk_buff *skb)
 		rxe_comp_atomic_ack(qp, skb);
 	else
 		rxe_comp_acknowledge(qp, skb);
-	if (qp->comp.any_kept && rxe_qp_state(qp) != IB_QPS_ERR)
+	if (qp->comp.nkept && rxe_qp_state(qp) != IB_QPS_ERR)
 		rxe_comp_take_kept(qp);
 }
 

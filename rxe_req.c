@@ -279,7 +279,7 @@ static bool rxe_req_window_full(const struct rxe_qp *qp, u32 more)
 {
 	s32 out = rxe_psn_diff(qp->req.psn, qp->comp.psn);
 
-	if (qp->comp.any_kept) {
+	if (qp->comp.nkept) {
 		if (out + (s32)more >= RXE_KEPT_PSNS - RXE_CWND_MAX)
 			return true;
 		out -= qp->comp.nkept;

@@ -101,7 +101,7 @@ struct rxe_swqe *rxe_comp_wqe_at(struct rxe_qp *qp, u32 psn);
  */
 static inline bool rxe_comp_kept(const struct rxe_qp *qp, u32 psn)
 {
-	return qp->comp.any_kept &&
+	return qp->comp.nkept &&
 	       test_bit(psn % RXE_KEPT_PSNS, qp->comp.kept);
 }
 

@@ -479,9 +479,9 @@ struct rxe_req {
  * @ack_timer: the retry timer: early at the measured round-trip timeout,
  *	and at @deadline at the latest
  * @rnr_timer: the RNR NAK backoff
- * @any_kept: READ responses that arrived past a gap are kept in @kept
- * @kept_top: one past the highest PSN in @kept
- * @nkept: how many PSNs @kept marks
+ * @kept_top: one past the highest PSN in @kept, while @nkept is not 0
+ * @nkept: how many PSNs @kept marks; READ responses past a gap are kept
+ *	while it is not 0
  * @kept: READ responses kept past @psn, whose payload already lies in
  *	place: bit (PSN % RXE_KEPT_PSNS), for PSNs from @psn to @kept_top
  */
@@ -520,7 +520,6 @@ struct rxe_comp {
 	ktime_t deadline;
 	struct hrtimer ack_timer;
 	struct hrtimer rnr_timer;
-	bool any_kept;
 	u32 kept_top;
 	u32 nkept;
 	DECLARE_BITMAP(kept, RXE_KEPT_PSNS);

@@ -185,6 +185,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 
 	comp->psn = qp->attr.sq_psn;
 	comp->retried_psn = ~0U;
+	comp->fetching = false;
 	comp->gap_seen = 0;
 	comp->dup_seen = 0;
 	comp->dup_limited = false;
@@ -587,6 +588,7 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
 {
 	comp->retried_psn = psn;
 	comp->resent_at = ktime_get();
+	comp->fetching = false;
 	comp->nak_psn = psn;
 	comp->gap_seen = 0;
 	comp->dup_seen = 0;
@@ -639,6 +641,8 @@ static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 		rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RESENT_ALONE);
 		rxe_req_resend_alone(qp, psn);
 	} else if (kind != RXE_LOSS_NAK && rxe_comp_refetchable(qp, psn)) {
+		comp->fetching = true;
+		comp->fetch_mark = qp->req.psn;
 		rxe_req_refetch(qp, psn, kind == RXE_LOSS_SEEN ? comp->kept_top :
 								 qp->req.psn);
 	} else {
@@ -724,23 +728,32 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 }
 
 /*
- * Responses are missing before one that arrived: ask again from the first
- * missing PSN. A READ response past the gap may only have overtaken the
- * missing ones, so it takes RXE_REORDER_PKTS of them (@certain: an ACK past
- * a READ, which its responses cannot follow). Not again for a round trip
- * after going back there: the rest of the old responses are still
- * arriving, and each would look like the same gap. If the request sent
- * again is lost too, a later gap or the retry timer notices. After an
- * ACK past a READ, responses may be missing after the last one kept as
- * well: the requester goes back over all of them.
+ * Responses are missing before the one at @psn that arrived: ask again
+ * from the first missing PSN. A READ response past the gap may only have
+ * overtaken the missing ones, so it takes RXE_REORDER_PKTS of them
+ * (@certain: an ACK past a READ, which its responses cannot follow).
+ *
+ * Not again too soon after asking for this gap. A responder answers its
+ * requests in order, a duplicate READ request as well, so the answer to a
+ * refetch comes after the responses to every request sent before it, which
+ * may be a window of them: only responses from fetch_mark on, to requests
+ * sent after it, show that the refetch or its answer was lost. After going
+ * back, a round trip: the rest of the old responses are still arriving,
+ * and each would look like the same gap. If the request sent again is lost
+ * too, a later gap or the retry timer notices. After an ACK past a READ,
+ * responses may be missing after the last one kept as well: the requester
+ * goes back over all of them.
  */
-static void rxe_comp_gap(struct rxe_qp *qp, bool certain)
+static void rxe_comp_gap(struct rxe_qp *qp, u32 psn, bool certain)
 {
 	struct rxe_comp *comp = &qp->comp;
+	bool fetching = comp->fetching && comp->retried_psn == comp->psn;
 
+	if (!certain && fetching && rxe_psn_diff(psn, comp->fetch_mark) < 0)
+		return;
 	if (!certain && ++comp->gap_seen < RXE_REORDER_PKTS)
 		return;
-	if (rxe_comp_resent_lately(comp))
+	if ((certain || !fetching) && rxe_comp_resent_lately(comp))
 		return;
 	if (certain)
 		rxe_comp_forget_kept(qp);
@@ -849,7 +862,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 			rxe_comp_alone_acked(qp, psn);
 		/* ACKed past a READ or atomic: its response got lost. */
 		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0)
-			rxe_comp_gap(qp, true);
+			rxe_comp_gap(qp, psn, true);
 		break;
 	case AETH_TYPE_RNR_NAK:
 		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
@@ -897,7 +910,7 @@ static bool rxe_comp_rsp_in_order(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	if (psn == qp->comp.psn)
 		return rxe_psn_diff(psn, wqe->last_psn) <= 0;
 	if (rxe_psn_diff(psn, qp->comp.psn) > 0)
-		rxe_comp_gap(qp, false);
+		rxe_comp_gap(qp, psn, false);
 	return false;
 }
 
@@ -1015,6 +1028,13 @@ static bool rxe_comp_keep(struct rxe_qp *qp, struct sk_buff *skb)
 		comp->kept_top = rxe_psn_add(psn, 1);
 	comp->nkept++;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_READ_KEPT);
+	/*
+	 * The responder is answering: the retry timer waits for it to stop.
+	 * Answers to the last refetch queue behind these responses, and a
+	 * retry now would ask again for every response not yet arrived.
+	 */
+	if (!comp->rnr_wait)
+		rxe_comp_timer_restart(qp);
 	return false;
 }
 

@@ -431,6 +431,10 @@ struct rxe_req {
  * @retried_psn: the PSN the requester last went back to, ~0 after progress
  * @resent_at: when it went back there
  * @gap_seen: READ responses seen past @psn since the last progress
+ * @fetching: the requester last asked again for the READ responses
+ *	missing from @retried_psn on without going back (a refetch)
+ * @fetch_mark: req.psn when it did: a responder answers in order, so the
+ *	answer comes before the responses from @fetch_mark on
  * @dup_seen: READ responses kept past @psn that arrived again since the
  *	last progress or retry (rxe_comp_kept_again())
  * @dup_limited: since the last progress such an answer set off a
@@ -493,6 +497,8 @@ struct rxe_comp {
 	u32 retried_psn;
 	ktime_t resent_at;
 	u32 gap_seen;
+	bool fetching;
+	u32 fetch_mark;
 	u32 dup_seen;
 	bool dup_limited;
 	u32 dup_limit;

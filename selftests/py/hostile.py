@@ -74,8 +74,8 @@ LIVE_PSN = 0xFFFFFE         # the attacker's first PSN: crosses the wrap
 TARGET_PSN = 0x7FFFF0       # the target's first PSN on the live QP
 VICTIM_PSN = 0x100
 MR_SIZE = 1 << 16
-RECV_OFF, UD_OFF, READ_OFF, WRITE_OFF, ATOM_OFF = 0, 16 << 10, 32 << 10, \
-    40 << 10, 60 << 10
+RECV_OFF, UD_OFF, READ_OFF, WRITE_OFF, GAP_OFF, ATOM_OFF = 0, 16 << 10, \
+    32 << 10, 40 << 10, 44 << 10, 60 << 10
 STATE_NAMES = {0: "RESET", 1: "INIT", 2: "RTR", 3: "RTS", 4: "SQD",
                5: "SQE", 6: "ERR"}
 
@@ -128,7 +128,7 @@ def target(peer4, peer6, me4, me6):
     hello = ctl.expect("hello")
 
     names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
-             "fz3"] + ["v%d" % i for i in range(1, 8)]
+             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd"]
     types = {"ud": "UD", "uc": "UC"}
     qps = {n: ep.qp(types.get(n, "RC")) for n in names}
     for n, qp in qps.items():
@@ -189,6 +189,12 @@ def target(peer4, peer6, me4, me6):
         elif cmd == "read":
             ctl.send(msg="read",
                      data=ep.mr.read(msg["len"], msg["off"]).hex())
+        elif cmd == "read_gap":
+            # A READ from the attacker, who answers it as it likes.
+            wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, msg["len"], 0x980)
+            wr.set_wr_rdma(msg["rkey"], msg["va"])
+            qps["rd"].post_send(wr)
+            ctl.send(msg="read_gap")
         elif cmd == "send":
             wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["len"], 0x900)
             qps["live"].post_send(wr)
@@ -1001,10 +1007,78 @@ class Attacker:
         check("after it all: the live, UD and UC QPs are RTS",
               [st["live"], st["ud"], st["uc"]] == ["RTS"] * 3, st)
 
+    def read_gap(self):
+        """The target READs 12 KiB from us (QP rd, towards DEAD_QPN), and
+        its second response is lost: the rest arrive one every 2.5 ms,
+        as from a responder with a queue to send. Ours keeps them, and
+        once three are past the gap asks again for that response alone.
+        The responses still arriving were sent before that request, so
+        they prove nothing about it: one request again, not one per three
+        responses once a quiet moment has passed, and no retry timer while
+        they come. Then the READ completes with every byte."""
+        if not self.ours:
+            return
+        n, va, rkey = 12, 0x7E0000001000, 0x4D2
+        data = pattern(7, n * 1024)
+        rd = self.qpn["rd"]
+
+        def is_read(p):
+            return (p.qpn == DEAD_QPN and
+                    p.opcode == roce.OP["RC RDMA_READ_REQUEST"])
+
+        def rsp(i, kind):
+            hdr = roce.bth(roce.OP["RC RDMA_READ_RESPONSE_" + kind], rd,
+                           (psn0 + i) & 0xFFFFFF)
+            if kind != "MIDDLE":
+                hdr += roce.aeth(0x1F, 1)
+            return self.frame(hdr + data[i * 1024:(i + 1) * 1024])
+
+        self.raw.drain()
+        hw0 = self.counters()[0]
+        self.ask("read_gap", va=va, rkey=rkey, len=n * 1024)
+        req = self.replies(count=1, want=is_read)
+        got = [(p.hdrs["RETH"]["va"], p.hdrs["RETH"]["dmalen"]) for p in req]
+        if not check("READ with a gap: the target asks for 12 KiB at the "
+                     "address given", got == [(va, n * 1024)],
+                     "asked %s; QP rd %s, completions %s" %
+                     (got, self.ask("state")["state"]["rd"],
+                      self.ask("poll", n=1, timeout=0.1)["wcs"])):
+            return
+        psn0 = req[0].psn
+        self.inject([rsp(0, "FIRST")], pace=0)
+        for i in range(2, n):
+            time.sleep(0.0025)
+            self.inject([rsp(i, "LAST" if i == n - 1 else "MIDDLE")], pace=0)
+        self.inject([rsp(1, "LAST")], pace=0)
+        w = self.ask("poll", n=1, timeout=5)["wcs"]
+        again = self.replies(timeout=0.5, want=is_read)
+        hw1 = self.counters()[0]
+        # The READ request itself may have gone again while we were slow
+        # to answer it: only the requests for PSNs past it count.
+        got = [(p.psn, p.hdrs["RETH"]["va"], p.hdrs["RETH"]["dmalen"])
+               for p in again if p.psn != psn0]
+        check("READ with a gap: asked again once, for the missing response "
+              "alone (PSN +1, 1024 B)",
+              got == [((psn0 + 1) & 0xFFFFFF, va + 1024, 1024)],
+              [(hex(a), hex(b), c) for a, b, c in got])
+        check("READ with a gap: the READ completes once the gap is answered",
+              [(x["qp"], x["status"], x["len"]) for x in w] ==
+              [("rd", 0, n * 1024)], w)
+        check("READ with a gap: every byte in place",
+              bytes.fromhex(self.ask("read", off=GAP_OFF,
+                                     len=n * 1024)["data"]) == data)
+        delta = {k: hw1.get(k, 0) - hw0.get(k, 0)
+                 for k in ("read_rsp_kept", "read_refetch") + tuple(DROPS)}
+        check("READ with a gap: the %d responses past it kept, one "
+              "refetch, nothing dropped" % (n - 2),
+              delta == dict({k: 0 for k in DROPS}, read_rsp_kept=n - 2,
+                            read_refetch=1), delta)
+
     def run(self):
         if not self.warm_up():
             self.ask("bye")
             finish()
+        self.read_gap()
         self.door()
         self.demux()
         self.masked()

@@ -14,7 +14,8 @@
 # unused); requests that must draw a NAK (bad R_Key, out of bounds, no
 # access, misaligned atomic, bad opcode sequence, too long); UC nonsense;
 # a seeded fuzz of near-valid packets whose every counter is predicted; a
-# flood of bad ICRCs. Each class must move its named counter by exactly
+# flood of bad ICRCs; the responses to a READ of the target's with one
+# lost and the rest trickling in (ours asks again once, for that one). Each class must move its named counter by exactly
 # its count (ours; the in-tree rxe has no drop counters), the live
 # connection must carry traffic afterwards, and both kernel logs must be
 # clean.

@@ -1078,7 +1078,7 @@ class Attacker:
         if not self.warm_up():
             self.ask("bye")
             finish()
-        self.read_gap()
+        self.read_gap()     # first: the fuzz aims at every QP, rd too
         self.door()
         self.demux()
         self.masked()

@@ -10,8 +10,9 @@ writes
 
     DIR/runs.csv   one line per run and metric (hw counters included): the
                    number, or the failure and why
-    DIR/ab.md      per case: medians of A and B, B/A, spreads, in how many
-                   rounds B did better, key hw_counters; failed runs
+    DIR/ab.md      per case: medians of A and B, B/A, the median of B/A within
+                   each round, spreads, in how many rounds B did better, key
+                   hw_counters; failed runs
 
 and prints ab.md. A run is parsed by lib/report.py's parse_run, as the
 bench's runs are: bandwidth = #iterations x size / perftest's measuring
@@ -220,13 +221,15 @@ def main(d):
             info.get("host_loadavg_end", "?"), info.get("elapsed", "?")))
     add("")
     add("Medians over the successful runs; B/A = median(B) / median(A). MB/s = 10^6 bytes/s, "
-        "from perftest's #iterations x size / window. Spread: min–max (successful runs / runs "
+        "from perftest's #iterations x size / window. Paired B/A: the median over the rounds "
+        "of B / A within the round, which the host's speed, drifting from minute to minute, "
+        "moves less than it moves either median. Spread: min–max (successful runs / runs "
         "made). \"%s better\": the rounds where %s beat %s, of those where both have a number "
         "(higher is better for MB/s and kmsg/s, lower for latency and CPU s/GiB)." % (lb, lb, la))
     add("")
-    add("| case | metric | %s | %s | B/A | A min–max (ok/runs) | B min–max (ok/runs) "
-        "| %s better |" % (col("A"), col("B"), cell(lb)))
-    add("|---|---|---:|---:|---:|---|---|---|")
+    add("| case | metric | %s | %s | B/A | paired B/A | A min–max (ok/runs) "
+        "| B min–max (ok/runs) | %s better |" % (col("A"), col("B"), cell(lb)))
+    add("|---|---|---:|---:|---:|---:|---|---|---|")
     for k, c in enumerate(cases, 1):
         first = True
         for metric, unit, better in METRICS[c["kind"]]:
@@ -239,6 +242,7 @@ def main(d):
                 continue
             rt = ratio(st["B"].median, st["A"].median)
             wins = n = 0
+            paired = []
             for rnd in sorted({r["round"] for r in runs}):
                 v = {}
                 for r in runs:
@@ -246,11 +250,15 @@ def main(d):
                         v[r["side"]] = r["metrics"][metric]
                 if len(v) == 2:
                     n += 1
+                    if v["A"]:
+                        paired.append(v["B"] / v["A"])
                     if (v["B"] > v["A"]) if better == "higher" else (v["B"] < v["A"]):
                         wins += 1
-            add("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            pm = median(paired)
+            add("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 "`%s`" % cell(c["text"]) if first else "", unit, R.fmt(st["A"].median),
                 R.fmt(st["B"].median), R.fmt(rt) + ("x" if rt is not None else ""),
+                R.fmt(pm) + ("x" if pm is not None else ""),
                 st["A"].spread(), st["B"].spread(),
                 "%d/%d rounds" % (wins, n) if n else "—"))
             first = False

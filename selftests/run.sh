@@ -119,6 +119,8 @@ if ! kernel_prepare >"$results/kernel.log" 2>&1; then
 	finish_run
 fi
 say "guest kernel $KVER ($((SECONDS - start))s)"
+guest_debs_prepare >>"$results/kernel.log" 2>&1 ||
+	say "no guest packages ($GUEST_DEBS): tests that need them fail (log: $rel/kernel.log)"
 
 if [ "$build" = 1 ]; then
 	start=$SECONDS

@@ -21,7 +21,7 @@ PACKAGES=(
 	# in the guests (they run the host's root)
 	rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs
 	iproute2 iputils-ping procps util-linux iperf3 nvme-cli nftables
-	tshark python3-scapy gnuplot-nox nfs-kernel-server
+	tshark python3-scapy gnuplot-nox
 )
 
 sudo=()

@@ -2,7 +2,9 @@
 # shellcheck shell=bash
 #
 # Fetch a Debian kernel, unpack it into a cache and build the guests'
-# initramfs. Source it (after common.sh) and call kernel_prepare, which sets
+# initramfs; and unpack the few packages the guests use that the host
+# should not install (guest_debs_prepare, below). Source it (after
+# common.sh) and call kernel_prepare, which sets
 #
 #   KVER           kernel release, e.g. 6.1.0-56-amd64
 #   KERNEL_DIR     its cache folder
@@ -130,6 +132,53 @@ kernel_initramfs() (
 	install -m 0755 "$SELFTESTS/lib/initramfs-init.sh" "$staging/init"
 	(cd "$staging" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$KERNEL_INITRD.tmp"
 	mv "$KERNEL_INITRD.tmp" "$KERNEL_INITRD"
+)
+
+# Debian packages whose programs a test runs in the guests without the
+# host installing them: nfs-kernel-server's and nfs-common's would start an
+# NFS server and rpcbind on the host (selftests/tests/36-nfs-rdma.sh copies
+# what it needs into its guest's root instead).
+GUEST_DEBS="nfs-kernel-server nfs-common libwrap0"
+
+# guest_debs_prepare: unpack $GUEST_DEBS into $RXE_TESTBED_CACHE/debs/root
+# (once) and export RXE_GUEST_DEBS, that folder, to the guests. Without
+# package lists or network it fails, and tests that need those programs
+# fail saying so; the others run.
+guest_debs_prepare() {
+	local dir=$RXE_TESTBED_CACHE/debs lockfd rc=0
+
+	mkdir -p "$RXE_TESTBED_CACHE" || return 1
+	exec {lockfd}>"$RXE_TESTBED_CACHE/.lock"
+	flock "$lockfd"
+	if [ "$(cat "$dir/.complete" 2>/dev/null)" != "$GUEST_DEBS" ]; then
+		guest_debs_fetch "$dir" || rc=1
+	fi
+	exec {lockfd}>&-
+	[ "$rc" = 0 ] || return 1
+	RXE_GUEST_DEBS=$dir/root
+	export RXE_GUEST_DEBS
+}
+
+guest_debs_fetch() (
+	set -euo pipefail
+	local dir=$1 tmp deb
+
+	tmp=$(mktemp -d "$RXE_TESTBED_CACHE/.debs.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	echo "guest debs: downloading $GUEST_DEBS" >&2
+	# shellcheck disable=SC2086 # a list of package names
+	(cd "$tmp" && apt-get download -q $GUEST_DEBS) >"$tmp/apt.log" 2>&1 || {
+		cat "$tmp/apt.log" >&2
+		echo "guest debs: apt-get download failed; run selftests/setup.sh" >&2
+		exit 1
+	}
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$tmp/root"
+	done
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	mv "$tmp/root" "$dir/root"
+	echo "$GUEST_DEBS" >"$dir/.complete"
 )
 
 kernel_prepare() {

@@ -55,6 +55,32 @@ small_is() {
 	return 1
 }
 
+# nfs_tools: the NFS programs, into this guest's root (a tmpfs over the
+# host's): the host does not install them, for its packages would start
+# an NFS server and rpcbind there. run.sh unpacks them (guest_debs_prepare
+# in lib/kernel.sh) and names the folder in RXE_GUEST_DEBS.
+nfs_tools() {
+	local src=${RXE_GUEST_DEBS:-} f
+
+	if [ -z "$src" ] || [ ! -x "$src/usr/sbin/rpc.nfsd" ]; then
+		echo "no unpacked nfs-kernel-server (RXE_GUEST_DEBS='$src'):" \
+			"run.sh could not fetch it, see kernel.log"
+		return 1
+	fi
+	for f in rpc.nfsd rpc.mountd exportfs; do
+		cp "$src/usr/sbin/$f" /usr/sbin/ || return 1
+	done
+	cp "$src/sbin/mount.nfs" /usr/sbin/ &&
+		ln -sf mount.nfs /usr/sbin/mount.nfs4 &&
+		ln -sf mount.nfs /usr/sbin/umount.nfs4 &&
+		cp -P "$src"/usr/lib/x86_64-linux-gnu/libwrap.so.0* /usr/lib/x86_64-linux-gnu/ &&
+		mkdir -p /var/lib/nfs || return 1
+	if ldd /usr/sbin/rpc.mountd /usr/sbin/mount.nfs | grep "not found"; then
+		return 1
+	fi
+	echo "rpc.nfsd, rpc.mountd, exportfs and mount.nfs4 from $src"
+}
+
 # --- server (b) -------------------------------------------------------------
 
 # nfs_server_start: nfsd on a tmpfs export, NFSv4.2 only, TCP 2049 and
@@ -147,6 +173,7 @@ read_small() {
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "rdma link add rxe0 type rxe netdev eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both" barrier rxe-up
+check "the NFS programs, from nfs-kernel-server and nfs-common" nfs_tools
 
 if [ "$GUEST" = b ]; then
 	check "load nfsd and rpcrdma" modprobe -a nfsd rpcrdma

@@ -249,6 +249,15 @@ wait_listen() {
 	return 1
 }
 
+# make_pattern FILE MIB KEY: MIB MiB of AES-128-CTR of zeros under KEY, so
+# that both guests can compute it and no two blocks are alike (the kernel
+# consumer tests' payloads).
+make_pattern() {
+	head -c "${2}M" /dev/zero |
+		openssl enc -aes-128-ctr -K "$3" -iv 0 >"$1" &&
+		[ "$(stat -c %s "$1")" = $(($2 << 20)) ]
+}
+
 # --- two guests ------------------------------------------------------------
 
 declare -A _barrier_gen

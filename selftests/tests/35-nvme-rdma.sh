@@ -31,14 +31,6 @@ NQN=nqn.2024-11.io.rxe-testbed:nvme-rdma
 SUBSYS=/sys/kernel/config/nvmet/subsystems/$NQN
 PORT=/sys/kernel/config/nvmet/ports/1
 
-# make_pattern FILE MIB KEY: AES-128-CTR of zeros under KEY, so both
-# guests can compute it and no two blocks are alike.
-make_pattern() {
-	head -c "${2}M" /dev/zero |
-		openssl enc -aes-128-ctr -K "$3" -iv 0 >"$1" &&
-		[ "$(stat -c %s "$1")" = $(($2 << 20)) ]
-}
-
 nvmet_setup() {
 	mkdir "$SUBSYS" &&
 		echo 1 >"$SUBSYS/attr_allow_any_host" &&

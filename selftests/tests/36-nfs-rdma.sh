@@ -36,14 +36,6 @@ FILE_MIB=16
 NSMALL=200
 KEY=00112233445566778899aabbccddeeff
 
-# make_pattern FILE MIB KEY: AES-128-CTR of zeros under KEY, so that both
-# guests can compute it and no two blocks are alike.
-make_pattern() {
-	head -c "${2}M" /dev/zero |
-		openssl enc -aes-128-ctr -K "$3" -iv 0 >"$1" &&
-		[ "$(stat -c %s "$1")" = $(($2 << 20)) ]
-}
-
 # small_is FILE I: FILE holds "small file I" and nothing more. Read with
 # a builtin: a fork and exec per file costs more than the NFS calls here.
 small_is() {

@@ -15,10 +15,10 @@
 # access, misaligned atomic, bad opcode sequence, too long); UC nonsense;
 # a seeded fuzz of near-valid packets whose every counter is predicted; a
 # flood of bad ICRCs; the responses to a READ of the target's with one
-# lost and the rest trickling in (ours asks again once, for that one). Each class must move its named counter by exactly
-# its count (ours; the in-tree rxe has no drop counters), the live
-# connection must carry traffic afterwards, and both kernel logs must be
-# clean.
+# lost and the rest trickling in (ours asks again once, for that one).
+# Each class must move its named counter by exactly its count (ours; the
+# in-tree rxe has no drop counters), the live connection must carry
+# traffic afterwards, and both kernel logs must be clean.
 #
 # RXE_FUZZ_SEED and RXE_FUZZ_N change the fuzz (default: seed 4791, 1500
 # packets).

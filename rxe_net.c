@@ -17,11 +17,11 @@
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
-#include <net/page_pool.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 
 #include "rxe_net.h"
+#include "rxe_compat.h"
 #include "rxe_hdr.h"
 #include "rxe_icrc.h"
 #include "rxe_opcode.h"
@@ -161,7 +161,7 @@ static void rxe_net_pools_destroy(void)
 static void rxe_net_pools_create(void)
 {
 	struct page_pool_params pp = {
-		.flags = PP_FLAG_PAGE_FRAG,
+		.flags = RXE_PP_FLAGS,
 		.order = RXE_NET_POOL_ORDER,
 		.pool_size = RXE_NET_POOL_PAGES,
 	};

@@ -140,6 +140,23 @@ static const struct attribute_group rxe_attr_group = {
 	.attrs = rxe_dev_attributes,
 };
 
+#ifdef RXE_CREATE_CQ_ATTRS
+/*
+ * From Linux 6.11 on, create_cq is handed the uverbs attribute bundle
+ * (NULL for a kernel CQ) where it used to get the driver's udata.
+ */
+static int rxe_create_cq_attrs(struct ib_cq *ibcq,
+			       const struct ib_cq_init_attr *attr,
+			       struct uverbs_attr_bundle *attrs)
+{
+	return rxe_cq_create(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+
+#define RXE_CREATE_CQ_OP	rxe_create_cq_attrs
+#else
+#define RXE_CREATE_CQ_OP	rxe_cq_create
+#endif
+
 static const struct ib_device_ops rxe_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,
@@ -151,7 +168,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 	.alloc_pd = rxe_alloc_pd,
 	.alloc_ucontext = rxe_alloc_ucontext,
 	.create_ah = rxe_av_create_ah,
-	.create_cq = rxe_cq_create,
+	.create_cq = RXE_CREATE_CQ_OP,
 	.create_qp = rxe_qp_create,
 	.create_srq = rxe_srq_create,
 	.create_user_ah = rxe_av_create_ah,

@@ -11,7 +11,8 @@
 #include <linux/bitfield.h>
 #include <linux/build_bug.h>
 #include <linux/types.h>
-#include <asm/unaligned.h>
+
+#include "rxe_compat.h"
 
 /* UDP destination port of RoCEv2, IANA-assigned. */
 #define RXE_ROCE_V2_PORT	4791

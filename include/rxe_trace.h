@@ -2,6 +2,11 @@
 /*
  * Tracepoints: packets in, out and dropped, retries, and completions.
  * Enable with `echo 1 > /sys/kernel/tracing/events/rxe/enable`.
+ *
+ * The device name is a __dynamic_array() filled by hand, as __string()
+ * and __assign_str() would: the arguments of __assign_str() changed in
+ * Linux 6.10, and this builds the same on every kernel. strscpy() stays
+ * inside the room reserved even if the device is renamed meanwhile.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rxe
@@ -21,14 +26,16 @@ DECLARE_EVENT_CLASS(rxe_pkt,
 		 unsigned int len),
 	TP_ARGS(rxe, bth, len),
 	TP_STRUCT__entry(
-		__string(dev, dev_name(&rxe->ib_dev.dev))
+		__dynamic_array(char, dev,
+				strlen(dev_name(&rxe->ib_dev.dev)) + 1)
 		__field(u8, opcode)
 		__field(u32, qpn)
 		__field(u32, psn)
 		__field(unsigned int, len)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&rxe->ib_dev.dev));
+		strscpy(__get_dynamic_array(dev), dev_name(&rxe->ib_dev.dev),
+			__get_dynamic_array_len(dev));
 		__entry->opcode = bth->opcode;
 		__entry->qpn = bth_qpn(bth);
 		__entry->psn = bth_psn(bth);
@@ -55,12 +62,14 @@ TRACE_EVENT(rxe_pkt_drop,
 		 enum rxe_counter reason),
 	TP_ARGS(rxe, skb, reason),
 	TP_STRUCT__entry(
-		__string(dev, dev_name(&rxe->ib_dev.dev))
+		__dynamic_array(char, dev,
+				strlen(dev_name(&rxe->ib_dev.dev)) + 1)
 		__field(unsigned int, len)
 		__field(int, reason)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&rxe->ib_dev.dev));
+		strscpy(__get_dynamic_array(dev), dev_name(&rxe->ib_dev.dev),
+			__get_dynamic_array_len(dev));
 		__entry->len = skb->len;
 		__entry->reason = reason;
 	),

@@ -130,6 +130,18 @@ if [ "$build" = 1 ]; then
 		failure build "$((SECONDS - start))" "make failed (log: $rel/build.log)"
 		tail_indented "$results/build.log" 40
 	fi
+	# The other kernels the module supports are not booted, but must build.
+	for kdir in $(other_kdirs); do
+		start=$SECONDS
+		krel=${kdir#/usr/src/linux-headers-}
+		if build_elsewhere "$kdir" "$results/build-$krel.log"; then
+			pass "build-$krel" "$((SECONDS - start))"
+		else
+			failure "build-$krel" "$((SECONDS - start))" \
+				"W=1 build against $kdir failed (log: $rel/build-$krel.log)"
+			tail_indented "$results/build-$krel.log" 40
+		fi
+	done
 fi
 
 # Say why the run in $1 failed: for each guest that failed, its failed

@@ -10,6 +10,9 @@
 # RXE_KABI picks the guest kernel's ABI (default: the one linux-image-amd64
 # depends on); RXE_KSUITE the apt suite to take it from, e.g.
 # bookworm-backports, which is added to apt's sources when missing.
+# RXE_ALSO_KSUITES names the suites whose kernel the module must also build
+# for (default bookworm-backports, the 6.12 kernel; empty for none): their
+# headers are installed too, and the suite's build step builds against them.
 
 set -euo pipefail
 
@@ -31,22 +34,31 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-abi() {
+ALSO_KSUITES=${RXE_ALSO_KSUITES-bookworm-backports}
+
+# suite_abi [SUITE]: the ABI linux-image-amd64 depends on in SUITE (default:
+# the one apt would install); empty when apt does not know the suite.
+suite_abi() {
 	local pkg=linux-image-amd64
 
-	[ -z "${RXE_KSUITE:-}" ] || pkg="$pkg/$RXE_KSUITE"
+	[ -z "${1:-}" ] || pkg="$pkg/$1"
+	apt-cache depends "$pkg" 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -n 1
+}
+
+# The guest kernel's ABI.
+abi() {
 	if [ -n "${RXE_KABI:-}" ]; then
 		echo "$RXE_KABI"
 		return
 	fi
-	apt-cache depends "$pkg" 2>/dev/null |
-		sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -n 1
+	suite_abi "${RXE_KSUITE:-}"
 }
 
 # The packages not installed yet, and "apt" when apt cannot tell us about
 # the guest kernel (no package lists yet: the kernel is fetched with apt).
 missing() {
-	local p a=$ABI installed
+	local p s a=$ABI installed
 
 	if [ -z "$a" ] || ! apt-cache show "linux-image-$a" >/dev/null 2>&1; then
 		echo apt
@@ -56,6 +68,15 @@ missing() {
 		awk '/ install ok installed$/ { print $1 }')
 	for p in "${PACKAGES[@]}" "linux-headers-$a"; do
 		grep -qx -- "$p" <<<"$installed" || echo "$p"
+	done
+	for s in $ALSO_KSUITES; do
+		a=$(suite_abi "$s")
+		if [ -z "$a" ]; then
+			echo "apt"
+		elif ! dpkg-query -W -f='${Status}\n' "linux-headers-$a" 2>/dev/null |
+			grep -qx 'install ok installed'; then
+			echo "linux-headers-$a"
+		fi
 	done
 }
 
@@ -94,6 +115,9 @@ fi
 
 echo "setup.sh: installing: $(echo "$todo" | tr '\n' ' ')"
 [ -z "${RXE_KSUITE:-}" ] || add_suite "$RXE_KSUITE"
+for s in $ALSO_KSUITES; do
+	add_suite "$s"
+done
 "${sudo[@]}" apt-get update -q
 ABI=$(abi)
 a=$ABI
@@ -104,6 +128,11 @@ if [ -n "${RXE_KSUITE:-}" ]; then
 else
 	"${sudo[@]}" apt-get install -y -q --no-install-recommends "linux-headers-$a"
 fi
+for s in $ALSO_KSUITES; do
+	b=$(suite_abi "$s")
+	[ -n "$b" ] || { echo "setup.sh: apt knows no linux-image-amd64 in $s" >&2; exit 1; }
+	"${sudo[@]}" apt-get install -y -q --no-install-recommends -t "$s" "linux-headers-$b"
+done
 
 todo=$(missing)
 [ -z "$todo" ] || { echo "setup.sh: still missing: $todo" >&2; exit 1; }

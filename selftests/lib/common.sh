@@ -30,6 +30,37 @@ build_module() {
 	make -C "$REPO" KDIR="$kdir" all ktest >"$log" 2>&1
 }
 
+# The other kernels the module supports, for build_elsewhere: every
+# installed Debian headers tree but the guests' (selftests/setup.sh
+# installs 6.12's from bookworm-backports).
+other_kdirs() {
+	local kdir
+
+	for kdir in /usr/src/linux-headers-*-amd64; do
+		[ -d "$kdir" ] && [ "$kdir" != "/usr/src/linux-headers-$KVER" ] &&
+			echo "$kdir"
+	done
+	return 0
+}
+
+# Build the module and the kernel-verbs test module with W=1 -Werror
+# against headers tree $1, into $2 (log). The build runs in a scratch copy
+# of the sources, so that the guests' rdma_rxe.ko stays as it is.
+build_elsewhere() {
+	local kdir=$1 log=$2 tmp rc=0
+
+	tmp=$(mktemp -d) || return 1
+	mkdir -p "$tmp/selftests/ktest"
+	cp -r "$REPO"/Kbuild "$REPO"/Makefile "$REPO"/*.c "$REPO"/include \
+		"$REPO"/scripts "$tmp/" &&
+		cp "$REPO"/selftests/ktest/Kbuild "$REPO"/selftests/ktest/*.c \
+			"$tmp/selftests/ktest/" &&
+		make -C "$tmp" KDIR="$kdir" RXE_VERSION=build-check w1 ktest \
+			>"$log" 2>&1 || rc=1
+	rm -rf "$tmp"
+	return "$rc"
+}
+
 # Install what the build and the guests need, unless RXE_NO_SETUP=1: on a
 # fresh machine the first run does it (apt); afterwards it only checks.
 ensure_setup() {

@@ -12,7 +12,8 @@
 # bookworm-backports, which is added to apt's sources when missing.
 # RXE_ALSO_KSUITES names the suites whose kernel the module must also build
 # for (default bookworm-backports, the 6.12 kernel; empty for none): their
-# headers are installed too, and the suite's build step builds against them.
+# headers are installed too when apt can reach them, and the suite's build
+# step builds against them.
 
 set -euo pipefail
 
@@ -58,7 +59,7 @@ abi() {
 # The packages not installed yet, and "apt" when apt cannot tell us about
 # the guest kernel (no package lists yet: the kernel is fetched with apt).
 missing() {
-	local p s a=$ABI installed
+	local p a=$ABI installed
 
 	if [ -z "$a" ] || ! apt-cache show "linux-image-$a" >/dev/null 2>&1; then
 		echo apt
@@ -69,13 +70,36 @@ missing() {
 	for p in "${PACKAGES[@]}" "linux-headers-$a"; do
 		grep -qx -- "$p" <<<"$installed" || echo "$p"
 	done
+}
+
+# The suites of RXE_ALSO_KSUITES whose kernel headers are not installed
+# (or that apt does not know yet).
+missing_also() {
+	local s a
+
 	for s in $ALSO_KSUITES; do
 		a=$(suite_abi "$s")
-		if [ -z "$a" ]; then
-			echo "apt"
-		elif ! dpkg-query -W -f='${Status}\n' "linux-headers-$a" 2>/dev/null |
+		if [ -z "$a" ] || ! dpkg-query -W -f='${Status}\n' "linux-headers-$a" 2>/dev/null |
 			grep -qx 'install ok installed'; then
-			echo "linux-headers-$a"
+			echo "$s"
+		fi
+	done
+}
+
+# Install the headers of the RXE_ALSO_KSUITES kernels. They only add a
+# build check, so a suite apt cannot reach is a warning, not a failure.
+install_also() {
+	local s b
+
+	for s in $(missing_also); do
+		b=
+		if (add_suite "$s"); then
+			b=$(suite_abi "$s")
+		fi
+		if [ -z "$b" ] || ! "${sudo[@]}" apt-get install -y -q --no-install-recommends \
+			-t "$s" "linux-headers-$b"; then
+			echo "setup.sh: warning: no kernel headers from $s; the module is not" \
+				"build-checked for that kernel (RXE_ALSO_KSUITES)" >&2
 		fi
 	done
 }
@@ -83,7 +107,7 @@ missing() {
 # Add a suite such as bookworm-backports to apt's sources, on the mirror
 # the system already uses for Debian.
 add_suite() {
-	local suite=$1 uri
+	local suite=$1 uri list=/etc/apt/sources.list.d/rxe-testbed-$1.sources
 
 	apt-cache policy 2>/dev/null | grep -q " $suite/main " && return 0
 	uri=$(apt-cache policy 2>/dev/null |
@@ -91,8 +115,13 @@ add_suite() {
 	[ -n "$uri" ] || { echo "setup.sh: no Debian mirror in apt's sources to add $suite to" >&2; exit 1; }
 	echo "setup.sh: adding $suite ($uri) to apt's sources"
 	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-		"$uri" "$suite" | "${sudo[@]}" tee "/etc/apt/sources.list.d/rxe-testbed-$suite.sources" >/dev/null
-	"${sudo[@]}" apt-get update -q
+		"$uri" "$suite" | "${sudo[@]}" tee "$list" >/dev/null
+	# A suite the mirror does not have would fail every later update.
+	"${sudo[@]}" apt-get update -q -o APT::Update::Error-Mode=any || {
+		echo "setup.sh: apt cannot fetch $suite: taking it out of apt's sources again" >&2
+		"${sudo[@]}" rm -f "$list"
+		return 1
+	}
 }
 
 # checkpatch.pl ships in linux-source as a tarball: `make check` wants it
@@ -108,6 +137,7 @@ unpack_source() {
 ABI=$(abi)
 todo=$(missing)
 if [ -z "$todo" ]; then
+	install_also
 	unpack_source
 	echo "setup.sh: everything is installed (guest kernel $ABI)"
 	exit 0
@@ -115,9 +145,6 @@ fi
 
 echo "setup.sh: installing: $(echo "$todo" | tr '\n' ' ')"
 [ -z "${RXE_KSUITE:-}" ] || add_suite "$RXE_KSUITE"
-for s in $ALSO_KSUITES; do
-	add_suite "$s"
-done
 "${sudo[@]}" apt-get update -q
 ABI=$(abi)
 a=$ABI
@@ -128,11 +155,7 @@ if [ -n "${RXE_KSUITE:-}" ]; then
 else
 	"${sudo[@]}" apt-get install -y -q --no-install-recommends "linux-headers-$a"
 fi
-for s in $ALSO_KSUITES; do
-	b=$(suite_abi "$s")
-	[ -n "$b" ] || { echo "setup.sh: apt knows no linux-image-amd64 in $s" >&2; exit 1; }
-	"${sudo[@]}" apt-get install -y -q --no-install-recommends -t "$s" "linux-headers-$b"
-done
+install_also
 
 todo=$(missing)
 [ -z "$todo" ] || { echo "setup.sh: still missing: $todo" >&2; exit 1; }

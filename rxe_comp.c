@@ -607,7 +607,7 @@ static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
 	if (!qp->comp.nkept || psn != qp->comp.psn)
 		return false;
 	wqe = rxe_comp_wqe_at(qp, psn);
-	return wqe && (wqe->mask & RXE_WR_READ);
+	return wqe && (wqe->mask & RXE_WR_READ) && !(wqe->mask & RXE_WR_MPE);
 }
 
 /*
@@ -1199,9 +1199,25 @@ static enum ib_wc_opcode rxe_comp_wc_opcode(u32 wr_opcode)
 		return IB_WC_REG_MR;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+#ifdef RXE_HAVE_MPE
+	case IB_WR_FLUSH:
+		return IB_WC_FLUSH;
+	case IB_WR_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
+#endif
 	default:
 		return IB_WC_SEND;
 	}
+}
+
+/* Bytes a work request moved, as its completion reports them. */
+static u32 rxe_comp_byte_len(const struct rxe_swqe *wqe)
+{
+	if (wqe->mask & RXE_WR_FLUSH)
+		return wqe->wr.rdma.flush_len;
+	if (wqe->mask & RXE_WR_AWRITE)
+		return RXE_AWRITE_BYTES;
+	return wqe->length;
 }
 
 /* Report a finished work request, if it asked to be or it failed. */
@@ -1212,7 +1228,7 @@ static void rxe_comp_post(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		.wr_id = wqe->wr_id,
 		.status = status,
 		.opcode = rxe_comp_wc_opcode(wqe->opcode),
-		.byte_len = wqe->length,
+		.byte_len = rxe_comp_byte_len(wqe),
 		.qp = &qp->ibqp,
 		.port_num = 1,
 	};

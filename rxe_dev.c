@@ -17,6 +17,16 @@
 #include "rxe_counters.h"
 #include "rxe_verbs_ops.h"
 
+/*
+ * FLUSH to global visibility, and ATOMIC WRITE; not FLUSH to persistence,
+ * which would need regions in persistent memory.
+ */
+#ifdef RXE_HAVE_MPE
+#define RXE_DEVICE_MPE		(IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_ATOMIC_WRITE)
+#else
+#define RXE_DEVICE_MPE		0
+#endif
+
 /* Bytes of RoCEv2 headers the largest request carries around its payload:
  * IPv6 (40) + UDP (8) + BTH (12) + RETH (16) + ImmDt (4) + ICRC (4),
  * rounded up as the in-tree driver does, so both ends pick the same MTU.
@@ -136,7 +146,8 @@ static void rxe_dev_init_attr(struct rxe_dev *rxe)
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 RXE_DEVICE_MPE;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = RXE_MAX_SGE;
 	attr->max_recv_sge = RXE_MAX_SGE;

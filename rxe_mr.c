@@ -24,10 +24,18 @@
 #define RXE_KEY_TAG_MR		0
 #define RXE_KEY_TAG_MW		1
 
-/* Access bits a region may carry. */
+/*
+ * Access bits a region may carry: FLUSH for global visibility too, where
+ * the kernel has it; not for persistence, which needs persistent memory.
+ */
+#ifdef RXE_HAVE_MPE
+#define RXE_MR_ACCESS_FLUSH	IB_ACCESS_FLUSH_GLOBAL
+#else
+#define RXE_MR_ACCESS_FLUSH	0
+#endif
 #define RXE_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ACCESS_MW_BIND)
+				 IB_ACCESS_MW_BIND | RXE_MR_ACCESS_FLUSH)
 
 static struct kmem_cache *rxe_mr_cache;
 
@@ -403,7 +411,7 @@ err_put:
  */
 static struct rxe_mr *rxe_mw_get_remote(const struct rxe_qp *qp,
 					struct rxe_mw *mw, u32 rkey, u64 iova,
-					u64 length, u32 access)
+					u64 length, u32 access, bool whole)
 {
 	struct rxe_mr *mr = NULL;
 	unsigned long flags;
@@ -415,8 +423,8 @@ static struct rxe_mr *rxe_mw_get_remote(const struct rxe_qp *qp,
 		goto out;
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num)
 		goto out;
-	if (check_add_overflow(iova, length, &end) || iova < mw->addr ||
-	    end > mw->addr + mw->length)
+	if (!whole && (check_add_overflow(iova, length, &end) ||
+		       iova < mw->addr || end > mw->addr + mw->length))
 		goto out;
 	if (rxe_obj_get(&mw->mr->obj))
 		mr = mw->mr;
@@ -425,21 +433,13 @@ out:
 	return mr;
 }
 
-/**
- * rxe_mr_get_remote() - check an rkey for a peer's access
- * @qp: the QP the request arrived on; its PD must own the key
- * @rkey: the key from the request: an MR's or a memory window's
- * @iova: first byte accessed
- * @length: bytes accessed
- * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC
- *
- * Every failure is a remote access error for the peer, so no reason is
- * returned.
- *
- * Return: the MR holding the bytes, with a reference, or NULL.
+/*
+ * The checks of rxe_mr_get_remote(); @whole: the key is checked for
+ * @access alone, over whatever it grants, and @iova and @length unused.
  */
-struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
-				 u64 length, u32 access)
+static struct rxe_mr *rxe_mr_lookup_remote(const struct rxe_qp *qp, u32 rkey,
+					   u64 iova, u64 length, u32 access,
+					   bool whole)
 {
 	struct rxe_mr *mr = NULL;
 	unsigned int tag;
@@ -448,7 +448,8 @@ struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
 	rcu_read_lock();
 	entry = rxe_mr_entry_rcu(rxe_qp_dev(qp), rkey, &tag);
 	if (entry && tag == RXE_KEY_TAG_MW)
-		mr = rxe_mw_get_remote(qp, entry, rkey, iova, length, access);
+		mr = rxe_mw_get_remote(qp, entry, rkey, iova, length, access,
+				       whole);
 	else if (entry && rxe_obj_get(&((struct rxe_mr *)entry)->obj))
 		mr = entry;
 	rcu_read_unlock();
@@ -458,11 +459,45 @@ struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
 	/* Pairs with the release in rxe_mr_fast_reg(): key and access are new. */
 	if (smp_load_acquire(&mr->state) != RXE_MR_VALID || mr->ibmr.rkey != rkey ||
 	    mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access) ||
-	    !rxe_mr_in_bounds(mr, iova, length)) {
+	    (!whole && !rxe_mr_in_bounds(mr, iova, length))) {
 		rxe_mr_put(mr);
 		return NULL;
 	}
 	return mr;
+}
+
+/**
+ * rxe_mr_get_remote() - check an rkey for a peer's access
+ * @qp: the QP the request arrived on; its PD must own the key
+ * @rkey: the key from the request: an MR's or a memory window's
+ * @iova: first byte accessed
+ * @length: bytes accessed
+ * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC, or the FLUSH ones
+ *
+ * Every failure is a remote access error for the peer, so no reason is
+ * returned.
+ *
+ * Return: the MR holding the bytes, with a reference, or NULL.
+ */
+struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
+				 u64 length, u32 access)
+{
+	return rxe_mr_lookup_remote(qp, rkey, iova, length, access, false);
+}
+
+/**
+ * rxe_mr_get_remote_key() - check an rkey for a peer's access to all of
+ *	what it grants, as a FLUSH of a whole region asks
+ * @qp: the QP the request arrived on; its PD must own the key
+ * @rkey: the key from the request: an MR's or a memory window's
+ * @access: the IB_ACCESS_FLUSH_* flags the request needs
+ *
+ * Return: the MR, with a reference, or NULL.
+ */
+struct rxe_mr *rxe_mr_get_remote_key(const struct rxe_qp *qp, u32 rkey,
+				     u32 access)
+{
+	return rxe_mr_lookup_remote(qp, rkey, 0, 0, access, true);
 }
 
 /**

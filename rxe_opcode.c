@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The opcode table (IBA vol 1, 9.2 and table 38), for the RC, UC and UD
- * transports and the RoCEv2 CNP.
+ * transports and the RoCEv2 CNP, and RC's FLUSH and ATOMIC WRITE of the
+ * Memory Placement Extensions annex where the kernel has their verbs.
  */
 
 #include <linux/kernel.h>
@@ -57,6 +58,14 @@
 #define SEND_ONLY_INV	(SEND_ONLY | RXE_IETH_MASK)
 #define UD_SEND_ONLY	(SEND_ONLY | RXE_DETH_MASK)
 #define UD_SEND_ONLY_IMM (UD_SEND_ONLY | RXE_IMMDT_MASK)
+/*
+ * The Memory Placement Extensions: a FLUSH carries its FETH ahead of the
+ * RETH, and no payload; an ATOMIC WRITE carries a RETH and the 8 bytes.
+ */
+#define FLUSH_REQ	(RXE_REQ_MASK | RXE_FLUSH_MASK | RXE_FETH_MASK | \
+			 RXE_RETH_MASK | RXE_START_MASK | RXE_END_MASK)
+#define AWRITE_REQ	(RXE_REQ_MASK | RXE_AWRITE_MASK | RXE_PAYLOAD_MASK | \
+			 RXE_RETH_MASK | RXE_START_MASK | RXE_END_MASK)
 
 const struct rxe_opcode_info rxe_opcode[256] = {
 	RXE_OP(RC_SEND_FIRST, SEND_FIRST, 12),
@@ -91,6 +100,10 @@ const struct rxe_opcode_info rxe_opcode[256] = {
 	       [RXE_IETH] = 12),
 	RXE_OP(RC_SEND_ONLY_WITH_INVALIDATE, SEND_ONLY_INV, 16,
 	       [RXE_IETH] = 12),
+#ifdef RXE_HAVE_MPE
+	RXE_OP(RC_FLUSH, FLUSH_REQ, 32, [RXE_FETH] = 12, [RXE_RETH] = 16),
+	RXE_OP(RC_ATOMIC_WRITE, AWRITE_REQ, 28, [RXE_RETH] = 12),
+#endif
 
 	RXE_OP(UC_SEND_FIRST, SEND_FIRST, 12),
 	RXE_OP(UC_SEND_MIDDLE, SEND_MIDDLE, 12),
@@ -120,10 +133,17 @@ const struct rxe_opcode_info rxe_opcode[256] = {
 };
 
 #ifdef DEBUG
+#ifdef RXE_HAVE_MPE
+#define RXE_KNOWN_OPCODES	40
+#else
+#define RXE_KNOWN_OPCODES	38
+#endif
+
 /* Bytes of each extension header, in enum rxe_hdr_type order. */
 static const u8 rxe_hdr_bytes[RXE_NUM_HDR_TYPES] = {
-	RXE_BTH_BYTES, RXE_DETH_BYTES, RXE_RETH_BYTES, RXE_ATMETH_BYTES,
-	RXE_AETH_BYTES, RXE_ATMACK_BYTES, RXE_IMMDT_BYTES, RXE_IETH_BYTES,
+	RXE_BTH_BYTES, RXE_DETH_BYTES, RXE_FETH_BYTES, RXE_RETH_BYTES,
+	RXE_ATMETH_BYTES, RXE_AETH_BYTES, RXE_ATMACK_BYTES, RXE_IMMDT_BYTES,
+	RXE_IETH_BYTES,
 };
 
 /*
@@ -175,9 +195,10 @@ bool rxe_opcode_selftest(void)
 		}
 	}
 
-	/* 23 RC, 12 UC, 2 UD, and the CNP. */
-	if (known != 38) {
-		pr_err("opcode table holds %u opcodes, want 38\n", known);
+	/* 23 RC (25 with FLUSH and ATOMIC WRITE), 12 UC, 2 UD, and the CNP. */
+	if (known != RXE_KNOWN_OPCODES) {
+		pr_err("opcode table holds %u opcodes, want %u\n", known,
+		       RXE_KNOWN_OPCODES);
 		ok = false;
 	}
 	pr_info("opcode self-tests: %s\n", ok ? "pass" : "FAIL");

@@ -14,6 +14,7 @@
 #include "rxe_post.h"
 #include "rxe_qp.h"
 #include "rxe_av.h"
+#include "rxe_mr.h"
 #include "rxe_req.h"
 
 /* Send flags a work request may carry. */
@@ -60,6 +61,10 @@ static u32 rxe_post_wr_mask(const struct rxe_qp *qp, u32 opcode)
 		[IB_WR_LOCAL_INV] = { RXE_WR_LOCAL, RXE_QPT_RC | RXE_QPT_UC },
 		[IB_WR_BIND_MW] = { RXE_WR_LOCAL, RXE_QPT_RC | RXE_QPT_UC },
 		[IB_WR_SEND_WITH_INV] = { RXE_WR_SEND | RXE_WR_INV, RXE_QPT_RC },
+#ifdef RXE_HAVE_MPE
+		[IB_WR_FLUSH] = { RXE_WR_READ | RXE_WR_FLUSH, RXE_QPT_RC },
+		[IB_WR_ATOMIC_WRITE] = { RXE_WR_READ | RXE_WR_AWRITE, RXE_QPT_RC },
+#endif
 	};
 
 	if (opcode == IB_WR_REG_MR)
@@ -83,6 +88,21 @@ static enum ib_wc_status rxe_post_sum_sges(struct rxe_swqe *wqe)
 	return IB_WC_SUCCESS;
 }
 
+/*
+ * A FLUSH asks for placement types this device offers, at a selectivity
+ * level IBA defines. The device flags say which types: only global
+ * visibility, as no memory region may be registered for persistence.
+ */
+static bool rxe_post_flush_ok(const struct rxe_swqe *wqe)
+{
+#ifdef RXE_HAVE_MPE
+	return !(wqe->wr.rdma.flush_plt & ~IB_FLUSH_GLOBAL) &&
+	       wqe->wr.rdma.flush_sel <= IB_FLUSH_MR;
+#else
+	return false;
+#endif
+}
+
 /* The checks of a filled-in work request, for kernel and user alike. */
 static enum ib_wc_status rxe_post_check(const struct rxe_qp *qp,
 					const struct rxe_swqe *wqe)
@@ -98,7 +118,38 @@ static enum ib_wc_status rxe_post_check(const struct rxe_qp *qp,
 		if (wqe->wr.atomic.va & (sizeof(u64) - 1))
 			return IB_WC_LOC_QP_OP_ERR;
 	}
+	/* What the requester sends and the completer expects: no bytes back. */
+	if ((wqe->mask & RXE_WR_MPE) && (wqe->length || wqe->num_sge))
+		return IB_WC_LOC_QP_OP_ERR;
+	if ((wqe->mask & RXE_WR_AWRITE) && (wqe->wr.rdma.va & (sizeof(u64) - 1)))
+		return IB_WC_LOC_QP_OP_ERR;
+	if ((wqe->mask & RXE_WR_FLUSH) && !rxe_post_flush_ok(wqe))
+		return IB_WC_LOC_QP_OP_ERR;
 	return IB_WC_SUCCESS;
+}
+
+/*
+ * A kernel consumer's ATOMIC WRITE names its 8 bytes like the payload of
+ * a WRITE: inline, or in a gather list of local keys. They are taken now,
+ * the gather list checked as the requester would, and the work request
+ * goes on as a READ of no bytes (RXE_WR_AWRITE).
+ */
+static int rxe_post_awrite_value(struct rxe_qp *qp, struct rxe_swqe *wqe)
+{
+	struct rxe_buf buf = { .ptr = wqe->wr.rdma.awrite };
+	enum ib_wc_status status;
+
+	if (wqe->length != sizeof(wqe->wr.rdma.awrite))
+		return -EINVAL;
+	if (wqe->is_inline)
+		memcpy(wqe->wr.rdma.awrite, wqe->inline_data, wqe->length);
+	else if (rxe_mr_copy_sgl(qp, wqe->sge, wqe->num_sge, 0, &buf,
+				 wqe->length, RXE_FROM_MR, 0, &status))
+		return -EINVAL;
+	wqe->is_inline = false;
+	wqe->num_sge = 0;
+	wqe->length = 0;
+	return 0;
 }
 
 /* Fill a kernel copy from a kernel consumer's work request. */
@@ -124,6 +175,9 @@ static int rxe_post_fill(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	if ((mask & RXE_WR_INV) || wr->opcode == IB_WR_LOCAL_INV)
 		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
 
+	/* ib_send_wr has no room for a FLUSH's placement type and level. */
+	if (mask & RXE_WR_FLUSH)
+		return -EINVAL;
 	if (mask & (RXE_WR_READ | RXE_WR_WRITE)) {
 		wqe->wr.rdma.va = rdma_wr(wr)->remote_addr;
 		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
@@ -152,7 +206,7 @@ static int rxe_post_fill(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	}
 
 	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    (mask & (RXE_WR_SEND | RXE_WR_WRITE))) {
+	    (mask & (RXE_WR_SEND | RXE_WR_WRITE | RXE_WR_AWRITE))) {
 		wqe->is_inline = true;
 		for (i = 0; i < wr->num_sge; i++) {
 			if (wr->sg_list[i].length > qp->sq.max_inline - length)
@@ -169,6 +223,8 @@ static int rxe_post_fill(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		if (rxe_post_sum_sges(wqe) != IB_WC_SUCCESS)
 			return -EINVAL;
 	}
+	if ((mask & RXE_WR_AWRITE) && rxe_post_awrite_value(qp, wqe))
+		return -EINVAL;
 
 	return rxe_post_check(qp, wqe) == IB_WC_SUCCESS ? 0 : -EINVAL;
 }
@@ -329,12 +385,38 @@ int rxe_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	return err;
 }
 
+/*
+ * A user FLUSH or ATOMIC WRITE, as rdma-core's rxe provider writes them:
+ * a FLUSH's length is the dma length (wr.flush.length stays 0), an
+ * ATOMIC WRITE's 8 bytes lead the dma union. Neither has SGEs.
+ */
+static void rxe_post_snapshot_mpe(struct rxe_swqe *k,
+				  const struct rxe_send_wqe *u,
+				  const struct rxe_send_wqe *w)
+{
+#ifdef RXE_HAVE_MPE
+	if (k->mask & RXE_WR_FLUSH) {
+		k->wr.rdma.va = w->wr.wr.flush.remote_addr;
+		k->wr.rdma.rkey = w->wr.wr.flush.rkey;
+		k->wr.rdma.flush_len = w->dma.length;
+		k->wr.rdma.flush_plt = w->wr.wr.flush.type;
+		k->wr.rdma.flush_sel = w->wr.wr.flush.level;
+	} else {
+		k->wr.rdma.va = w->wr.wr.rdma.remote_addr;
+		k->wr.rdma.rkey = w->wr.wr.rdma.rkey;
+		memcpy(k->wr.rdma.awrite, u->dma.atomic_wr,
+		       sizeof(k->wr.rdma.awrite));
+	}
+#endif
+}
+
 /* Fill the operation's fields of a user work request's copy. */
 static enum ib_wc_status rxe_post_snapshot_wr(struct rxe_qp *qp,
 					      struct rxe_swqe *k,
 					      const struct rxe_send_wr *w)
 {
-	if (k->mask & (RXE_WR_READ | RXE_WR_WRITE)) {
+	/* FLUSH and ATOMIC WRITE: rxe_post_snapshot_mpe(). */
+	if ((k->mask & (RXE_WR_READ | RXE_WR_WRITE)) && !(k->mask & RXE_WR_MPE)) {
 		k->wr.rdma.va = w->wr.rdma.remote_addr;
 		k->wr.rdma.rkey = w->wr.rdma.rkey;
 	} else if (k->mask & RXE_WR_ATOMIC) {
@@ -372,6 +454,10 @@ static enum ib_wc_status rxe_post_snapshot_data(struct rxe_qp *qp,
 						const struct rxe_send_wqe *u,
 						const struct rxe_send_wqe *w)
 {
+	if (k->mask & RXE_WR_MPE) {
+		rxe_post_snapshot_mpe(k, u, w);
+		return IB_WC_SUCCESS;
+	}
 	if (k->send_flags & IB_SEND_INLINE) {
 		if (w->dma.length > qp->sq.max_inline)
 			return IB_WC_LOC_LEN_ERR;

@@ -23,10 +23,20 @@
 #include "rxe_resp.h"
 #include "rxe_net.h"
 
-/* Access flags a QP grants to its peer's requests. */
+/*
+ * Access flags a QP grants to its peer's requests. Both FLUSH flags: ib_cm
+ * grants both to the QPs it connects on a device that offers either. No
+ * region may be registered for persistence (rxe_mr.c), so a FLUSH that
+ * asks for it still fails at the R_Key.
+ */
+#ifdef RXE_HAVE_MPE
+#define RXE_QP_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define RXE_QP_ACCESS_FLUSH	0
+#endif
 #define RXE_QP_ACCESS_FLAGS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ACCESS_MW_BIND)
+				 IB_ACCESS_MW_BIND | RXE_QP_ACCESS_FLUSH)
 
 /* Attribute mask bits we act on; others are refused. */
 #define RXE_QP_ATTR_MASK	(IB_QP_STATE | IB_QP_CUR_STATE | \

@@ -438,6 +438,12 @@ static u8 rxe_req_opcode(const struct rxe_qp *qp, const struct rxe_swqe *wqe,
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_READ:
 		return IB_OPCODE_RC_RDMA_READ_REQUEST;
+#ifdef RXE_HAVE_MPE
+	case IB_WR_FLUSH:
+		return IB_OPCODE_RC_FLUSH;
+	case IB_WR_ATOMIC_WRITE:
+		return IB_OPCODE_RC_ATOMIC_WRITE;
+#endif
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		return IB_OPCODE_RC_COMPARE_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
@@ -474,18 +480,23 @@ static void rxe_req_fill_ext(struct rxe_qp *qp, const struct rxe_swqe *wqe,
 			     u8 *bth, u32 mask, u32 offset)
 {
 	const struct rxe_opcode_info *info = &rxe_opcode[*bth];
-	u32 qkey;
+	u32 qkey, len;
 
 	if (mask & RXE_RETH_MASK) {
-		if (wqe->mask & RXE_WR_READ)
-			reth_init((void *)bth + info->offset[RXE_RETH],
-				  wqe->wr.rdma.va + offset, wqe->wr.rdma.rkey,
-				  rxe_req_read_end(qp, wqe, offset) - offset);
+		if (wqe->mask & RXE_WR_FLUSH)
+			len = wqe->wr.rdma.flush_len;
+		else if (wqe->mask & RXE_WR_AWRITE)
+			len = RXE_AWRITE_BYTES;
+		else if (wqe->mask & RXE_WR_READ)
+			len = rxe_req_read_end(qp, wqe, offset) - offset;
 		else
-			reth_init((void *)bth + info->offset[RXE_RETH],
-				  wqe->wr.rdma.va, wqe->wr.rdma.rkey,
-				  wqe->length);
+			len = wqe->length;
+		reth_init((void *)bth + info->offset[RXE_RETH],
+			  wqe->wr.rdma.va + offset, wqe->wr.rdma.rkey, len);
 	}
+	if (mask & RXE_FETH_MASK)
+		feth_init((void *)bth + info->offset[RXE_FETH],
+			  wqe->wr.rdma.flush_plt, wqe->wr.rdma.flush_sel);
 	if (mask & RXE_ATMETH_MASK) {
 		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
 			atmeth_init((void *)bth + info->offset[RXE_ATMETH],
@@ -567,7 +578,8 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	u32 mtu = rxe_req_mtu(qp), offset = qp->req.offset;
 	u32 resid = wqe->length - offset;
 	bool rd_atomic = wqe->mask & (RXE_WR_READ | RXE_WR_ATOMIC);
-	u32 paylen = rd_atomic ? 0 : min(resid, mtu);
+	bool awrite = wqe->mask & RXE_WR_AWRITE;
+	u32 paylen = awrite ? RXE_AWRITE_BYTES : rd_atomic ? 0 : min(resid, mtu);
 	bool first = offset == 0, last = rd_atomic || resid <= mtu;
 	u8 opcode = rxe_req_opcode(qp, wqe, first, last);
 	const struct rxe_opcode_info *info = &rxe_opcode[opcode];
@@ -578,7 +590,8 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	bool ack;
 	u16 sport;
 
-	skb = rxe_req_lend(qp, wqe, info->length, offset, paylen, pad, &status);
+	skb = awrite ? NULL : rxe_req_lend(qp, wqe, info->length, offset,
+					   paylen, pad, &status);
 	if (IS_ERR(skb)) {
 		rxe_req_fail(qp, wqe, status);
 		return false;
@@ -593,7 +606,10 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		buf.skb = skb;
 		buf.ptr = NULL;
 		buf.off = info->length;
-		if (wqe->is_inline) {
+		if (awrite) {
+			memcpy(skb->data + info->length, wqe->wr.rdma.awrite,
+			       paylen);
+		} else if (wqe->is_inline) {
 			memcpy(skb->data + info->length,
 			       wqe->inline_data + offset, paylen);
 		} else if (paylen &&
@@ -797,7 +813,8 @@ static bool rxe_req_refetch_one(struct rxe_qp *qp,
 		wqe = rxe_comp_wqe_at(qp, psn);
 		if (!wqe)
 			break;
-		if (!(wqe->mask & RXE_WR_READ)) {
+		/* A FLUSH or ATOMIC WRITE goes again whole, on a rewind. */
+		if (!(wqe->mask & RXE_WR_READ) || (wqe->mask & RXE_WR_MPE)) {
 			psn = rxe_psn_add(wqe->last_psn, 1);
 			continue;
 		}

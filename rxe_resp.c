@@ -709,6 +709,125 @@ static enum rxe_resp_result rxe_resp_atomic(struct rxe_qp *qp,
 }
 
 /*
+ * Answer the request at @psn, which @res keeps, with one READ response of
+ * no bytes: how FLUSH and ATOMIC WRITE are acknowledged.
+ */
+static void rxe_resp_answer_empty(struct rxe_qp *qp, struct rxe_rd_res *res,
+				  u32 psn)
+{
+	rxe_resp_drop_ack(qp);
+	qp->resp.read = res;
+	qp->resp.read_psn = psn;
+	qp->resp.read_start = psn;
+	qp->resp.read_end = psn;
+}
+
+#ifdef RXE_HAVE_MPE
+/* Keep an executed FLUSH or ATOMIC WRITE for its duplicates, and answer it. */
+static void rxe_resp_keep_empty(struct rxe_qp *qp, u32 kind, u32 psn)
+{
+	struct rxe_rd_res *res = rxe_resp_new_res(qp);
+
+	res->kind = kind;
+	res->first_psn = psn;
+	res->last_psn = psn;
+	res->va = 0;
+	res->rkey = 0;
+	res->length = 0;
+	rxe_resp_answer_empty(qp, res, psn);
+	qp->resp.psn = rxe_psn_add(psn, 1);
+	qp->resp.msn++;
+}
+
+/*
+ * A FLUSH (Memory Placement Extensions annex): the requests before it
+ * were executed in PSN order, their bytes stored by the CPU; a barrier
+ * makes them visible to every agent before the answer goes. Persistence
+ * is not offered (no region may be registered for it), so a FLUSH that
+ * asks for it fails the access checks. The whole-region level names the
+ * region by its key alone.
+ */
+static enum rxe_resp_result rxe_resp_flush_req(struct rxe_qp *qp,
+					       struct sk_buff *skb)
+{
+	const struct rxe_feth *feth = rxe_pkt_hdr(skb, RXE_FETH);
+	const struct rxe_reth *reth = rxe_pkt_hdr(skb, RXE_RETH);
+	u8 plt = feth_plt(feth), sel = feth_sel(feth);
+	u32 access = 0;
+	struct rxe_mr *mr;
+
+	if (!qp->attr.max_dest_rd_atomic || sel > IB_FLUSH_MR ||
+	    (plt & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT)))
+		return RXE_RESP_NAK_INV;
+	if (plt & IB_FLUSH_GLOBAL)
+		access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (plt & IB_FLUSH_PERSISTENT)
+		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	if (access & ~qp->attr.qp_access_flags)
+		return RXE_RESP_NAK_ACC;
+
+	if (sel == IB_FLUSH_MR)
+		mr = rxe_mr_get_remote_key(qp, reth_rkey(reth), access);
+	else
+		mr = rxe_mr_get_remote(qp, reth_rkey(reth), reth_va(reth),
+				       reth_len(reth), access);
+	if (!mr)
+		return RXE_RESP_NAK_ACC;
+	rxe_mr_put(mr);
+
+	if (plt & IB_FLUSH_GLOBAL) {
+		/* Every store of the requests before it lands before the answer. */
+		wmb();
+	}
+	rxe_resp_keep_empty(qp, RXE_FLUSH_MASK, rxe_skb_pkt(skb)->psn);
+	return RXE_RESP_OK;
+}
+
+/*
+ * An ATOMIC WRITE: its 8 bytes go to an aligned address in one store, so
+ * no CPU sees half of them, and with release order, so a CPU that sees
+ * them sees every WRITE before it too.
+ */
+static enum rxe_resp_result rxe_resp_awrite(struct rxe_qp *qp,
+					    struct sk_buff *skb)
+{
+	const struct rxe_reth *reth = rxe_pkt_hdr(skb, RXE_RETH);
+	const struct rxe_bth *bth = rxe_pkt_hdr(skb, RXE_BTH);
+	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	u64 va = reth_va(reth), value;
+	struct page *page;
+	struct rxe_mr *mr;
+	u64 *addr;
+
+	if (!qp->attr.max_dest_rd_atomic || reth_len(reth) != RXE_AWRITE_BYTES ||
+	    pkt->paylen != RXE_AWRITE_BYTES || bth_pad(bth) ||
+	    (va & (RXE_AWRITE_BYTES - 1)))
+		return RXE_RESP_NAK_INV;
+	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+		return RXE_RESP_NAK_ACC;
+	mr = rxe_mr_get_remote(qp, reth_rkey(reth), va, RXE_AWRITE_BYTES,
+			       IB_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return RXE_RESP_NAK_ACC;
+	addr = rxe_mr_atomic_addr(mr, va, &page);
+	if (!addr) {
+		rxe_mr_put(mr);
+		return RXE_RESP_NAK_ACC;
+	}
+	/* The bytes as they came, in no byte order of ours. */
+	memcpy(&value, skb->data + pkt->hdrlen, sizeof(value));
+	/* Orders the WRITEs executed before it ahead of these 8 bytes. */
+	smp_store_release(addr, value);
+	if (page)
+		kunmap_local(addr);
+	rxe_mr_put(mr);
+
+	rxe_resp_keep_empty(qp, RXE_AWRITE_MASK, pkt->psn);
+	return RXE_RESP_OK;
+}
+#endif /* RXE_HAVE_MPE */
+
+/*
  * A READ response whose payload lies in the region's own pages, with pad
  * and room for the ICRC behind it (rxe_mr_lend()), or NULL: copy it.
  */
@@ -867,6 +986,13 @@ static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 		res = rxe_resp_find_res(qp, RXE_ATOMIC_MASK, pkt->psn);
 		if (res && res->first_psn == pkt->psn)
 			rxe_resp_send_atomic_ack(qp, pkt->psn, res->orig);
+	} else if (pkt->mask & (RXE_FLUSH_MASK | RXE_AWRITE_MASK)) {
+		/* Answered again, not executed again: a newer value may be there. */
+		res = rxe_resp_find_res(qp, pkt->mask &
+					(RXE_FLUSH_MASK | RXE_AWRITE_MASK),
+					pkt->psn);
+		if (res)
+			rxe_resp_answer_empty(qp, res, pkt->psn);
 	} else {
 		/*
 		 * Its ACK was lost, or the requester went back over packets
@@ -907,6 +1033,12 @@ static enum rxe_resp_result rxe_resp_execute(struct rxe_qp *qp,
 		return rxe_resp_write(qp, skb, status);
 	if (pkt->mask & RXE_READ_MASK)
 		return rxe_resp_read_req(qp, skb);
+#ifdef RXE_HAVE_MPE
+	if (pkt->mask & RXE_FLUSH_MASK)
+		return rxe_resp_flush_req(qp, skb);
+	if (pkt->mask & RXE_AWRITE_MASK)
+		return rxe_resp_awrite(qp, skb);
+#endif
 	return rxe_resp_atomic(qp, skb);
 }
 

@@ -11,6 +11,11 @@
  *   RXE_CREATE_CQ_ATTRS and rxe_verbs.c adapts (RXE_CREATE_CQ_OP).
  * - __assign_str() lost its source argument in 6.10; the tracepoints fill
  *   their name by hand (rxe_trace.h).
+ * - 6.2 added the verbs of IBA's Memory Placement Extensions, RDMA FLUSH
+ *   and ATOMIC WRITE (IB_WR_FLUSH, IB_WR_ATOMIC_WRITE, the FLUSH access
+ *   and device flags). Kbuild sets RXE_HAVE_MPE where ib_verbs.h has
+ *   them; without it the opcodes are not in the table and the verbs are
+ *   refused (docs/uabi.md).
  */
 #ifndef RXE_COMPAT_H
 #define RXE_COMPAT_H

@@ -332,6 +332,39 @@ static inline void deth_init(struct rxe_deth *deth, u32 qkey, u32 sqp)
 }
 
 /**
+ * struct rxe_feth - FLUSH Extended Transport Header, 4 bytes (Memory
+ * Placement Extensions annex); it comes before the RETH
+ * @bits: 26 reserved bits, selectivity level (2 bits), placement type
+ *	(4 bits)
+ */
+struct rxe_feth {
+	__be32 bits;
+};
+
+static_assert(sizeof(struct rxe_feth) == 4);
+
+/* Placement type: bit 0 global visibility, bit 1 persistence. */
+#define FETH_PLT		GENMASK(3, 0)
+/* Selectivity level: 0 the memory range, 1 the whole memory region. */
+#define FETH_SEL		GENMASK(5, 4)
+
+static inline u8 feth_plt(const struct rxe_feth *feth)
+{
+	return be32_get_bits(feth->bits, FETH_PLT);
+}
+
+static inline u8 feth_sel(const struct rxe_feth *feth)
+{
+	return be32_get_bits(feth->bits, FETH_SEL);
+}
+
+static inline void feth_init(struct rxe_feth *feth, u8 plt, u8 sel)
+{
+	feth->bits = cpu_to_be32(FIELD_PREP(FETH_PLT, plt) |
+				 FIELD_PREP(FETH_SEL, sel));
+}
+
+/**
  * rxe_psn_diff() - signed distance between two PSNs
  * @a: a PSN
  * @b: another PSN

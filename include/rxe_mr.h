@@ -46,6 +46,8 @@ struct rxe_mr *rxe_mr_get_local(struct rxe_dev *rxe, const struct ib_pd *pd,
 				enum ib_wc_status *status);
 struct rxe_mr *rxe_mr_get_remote(const struct rxe_qp *qp, u32 rkey, u64 iova,
 				 u64 length, u32 access);
+struct rxe_mr *rxe_mr_get_remote_key(const struct rxe_qp *qp, u32 rkey,
+				     u32 access);
 int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata);
 int rxe_mw_dealloc(struct ib_mw *ibmw);
 void rxe_mr_put(struct rxe_mr *mr);

@@ -16,6 +16,7 @@
  * enum rxe_hdr_type - the headers a packet may carry, in wire order
  * @RXE_BTH: base transport header
  * @RXE_DETH: datagram extended transport header
+ * @RXE_FETH: FLUSH extended transport header
  * @RXE_RETH: RDMA extended transport header
  * @RXE_ATMETH: atomic extended transport header
  * @RXE_AETH: ACK extended transport header
@@ -27,6 +28,7 @@
 enum rxe_hdr_type {
 	RXE_BTH,
 	RXE_DETH,
+	RXE_FETH,
 	RXE_RETH,
 	RXE_ATMETH,
 	RXE_AETH,
@@ -39,6 +41,7 @@ enum rxe_hdr_type {
 /* Which headers a packet carries; the bit order is the wire order. */
 #define RXE_BTH_MASK		BIT(RXE_BTH)
 #define RXE_DETH_MASK		BIT(RXE_DETH)
+#define RXE_FETH_MASK		BIT(RXE_FETH)
 #define RXE_RETH_MASK		BIT(RXE_RETH)
 #define RXE_ATMETH_MASK		BIT(RXE_ATMETH)
 #define RXE_AETH_MASK		BIT(RXE_AETH)
@@ -46,30 +49,38 @@ enum rxe_hdr_type {
 #define RXE_IMMDT_MASK		BIT(RXE_IMMDT)
 #define RXE_IETH_MASK		BIT(RXE_IETH)
 
+/* The header bits stay below the kind bits. */
+static_assert(RXE_NUM_HDR_TYPES <= 9);
+
 /* What kind of packet it is. */
-#define RXE_PAYLOAD_MASK	BIT(8)	/* may carry payload */
-#define RXE_REQ_MASK		BIT(9)	/* request: for the responder */
-#define RXE_RSP_MASK		BIT(10)	/* response or ACK: for the completer */
-#define RXE_SEND_MASK		BIT(11)
-#define RXE_WRITE_MASK		BIT(12)
-#define RXE_READ_MASK		BIT(13)	/* READ request or READ response */
-#define RXE_ATOMIC_MASK		BIT(14)	/* atomic request or atomic ACK */
-#define RXE_RWR_MASK		BIT(15)	/* consumes a receive WQE */
-#define RXE_COMP_MASK		BIT(16)	/* completes a receive WQE */
-#define RXE_START_MASK		BIT(17)	/* first or only packet of a message */
-#define RXE_MIDDLE_MASK		BIT(18)
-#define RXE_END_MASK		BIT(19)	/* last or only packet of a message */
-#define RXE_CNP_MASK		BIT(20)	/* congestion notification */
+#define RXE_PAYLOAD_MASK	BIT(9)	/* may carry payload */
+#define RXE_REQ_MASK		BIT(10)	/* request: for the responder */
+#define RXE_RSP_MASK		BIT(11)	/* response or ACK: for the completer */
+#define RXE_SEND_MASK		BIT(12)
+#define RXE_WRITE_MASK		BIT(13)
+#define RXE_READ_MASK		BIT(14)	/* READ request or READ response */
+#define RXE_ATOMIC_MASK		BIT(15)	/* atomic request or atomic ACK */
+#define RXE_RWR_MASK		BIT(16)	/* consumes a receive WQE */
+#define RXE_COMP_MASK		BIT(17)	/* completes a receive WQE */
+#define RXE_START_MASK		BIT(18)	/* first or only packet of a message */
+#define RXE_MIDDLE_MASK		BIT(19)
+#define RXE_END_MASK		BIT(20)	/* last or only packet of a message */
+#define RXE_CNP_MASK		BIT(21)	/* congestion notification */
+#define RXE_FLUSH_MASK		BIT(22)	/* RDMA FLUSH request */
+#define RXE_AWRITE_MASK		BIT(23)	/* RDMA ATOMIC WRITE request */
 
 /* Header bytes. */
 #define RXE_BTH_BYTES		12
 #define RXE_DETH_BYTES		8
+#define RXE_FETH_BYTES		4
 #define RXE_RETH_BYTES		16
 #define RXE_ATMETH_BYTES	28
 #define RXE_AETH_BYTES		4
 #define RXE_ATMACK_BYTES	8
 #define RXE_IMMDT_BYTES		4
 #define RXE_IETH_BYTES		4
+/* The payload of an ATOMIC WRITE: the 8 bytes it stores. */
+#define RXE_AWRITE_BYTES	8
 /* A CNP carries 16 reserved bytes after its BTH. */
 #define RXE_CNP_BYTES		16
 

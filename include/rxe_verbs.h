@@ -243,6 +243,16 @@ enum rxe_wqe_state {
 #define RXE_WR_LOCAL		BIT(4)	/* REG_MR, LOCAL_INV, BIND_MW: no packet */
 #define RXE_WR_IMM		BIT(5)	/* carries immediate data */
 #define RXE_WR_INV		BIT(6)	/* carries an rkey to invalidate */
+/*
+ * The Memory Placement Extensions. Both go as one request answered by one
+ * zero-length READ response, so they are READs of no bytes to the
+ * requester and completer (RXE_WR_READ is set too): each holds a place
+ * among the READ and atomic requests outstanding, and only its response
+ * completes it. The request carries what the READ's would not.
+ */
+#define RXE_WR_FLUSH		BIT(7)	/* RDMA FLUSH: a FETH, no payload */
+#define RXE_WR_AWRITE		BIT(8)	/* RDMA ATOMIC WRITE: 8 bytes */
+#define RXE_WR_MPE		(RXE_WR_FLUSH | RXE_WR_AWRITE)
 
 /**
  * struct rxe_swqe - a send work request, in kernel memory
@@ -250,13 +260,15 @@ enum rxe_wqe_state {
  * @opcode: IB_WR_*
  * @send_flags: IB_SEND_*
  * @ex: immediate data, or the rkey a SEND_WITH_INV invalidates
- * @wr: the operation's parameters
+ * @wr: the operation's parameters; a FLUSH or an ATOMIC WRITE uses
+ *	@wr.rdma's address and key, and its own fields there
  * @state: see enum rxe_wqe_state
  * @status: the completion status once it is not IB_WC_SUCCESS
  * @mask: RXE_WR_* class bits of @opcode
  * @first_psn: PSN of its first packet
  * @last_psn: PSN of its last packet (of its last response for a READ)
- * @length: bytes it moves
+ * @length: bytes it moves; 0 for a FLUSH or an ATOMIC WRITE, whose
+ *	response carries none
  * @rd_chunk: a READ's responses per READ request (rxe_req_read_chunk())
  * @rd_sent: READ requests (one per @rd_chunk responses), or the atomic
  *	request, counted in the requester's rd_atomic
@@ -283,6 +295,10 @@ struct rxe_swqe {
 		struct {
 			u64 va;
 			u32 rkey;
+			u32 flush_len;		/* FLUSH: bytes from @va */
+			u8 awrite[8];		/* ATOMIC WRITE: the bytes stored */
+			u8 flush_plt;		/* FLUSH: IB_FLUSH_GLOBAL | _PERSISTENT */
+			u8 flush_sel;		/* FLUSH: IB_FLUSH_RANGE or _MR */
 		} rdma;
 		struct {
 			u64 va;
@@ -534,7 +550,9 @@ struct rxe_comp {
 /**
  * struct rxe_rd_res - what the responder keeps of a READ or atomic
  *	request, to answer a duplicate of it without executing it again
- * @kind: RXE_READ_MASK, RXE_ATOMIC_MASK, or 0 for an unused entry
+ * @kind: RXE_READ_MASK, RXE_ATOMIC_MASK, RXE_FLUSH_MASK or
+ *	RXE_AWRITE_MASK (those two answered as READs of no bytes), or 0 for
+ *	an unused entry
  * @first_psn: PSN of the request (of the first response of a READ)
  * @last_psn: PSN of the last response
  * @va: first byte read

@@ -344,6 +344,12 @@ load_rxe_intree() {
 	insmod "$ko"
 }
 
+# kernel_has_mpe: does the guest's kernel have the verbs of the Memory
+# Placement Extensions, RDMA FLUSH and ATOMIC WRITE (6.2 on)?
+kernel_has_mpe() {
+	[ "$(printf '%s\n' 6.2 "$(uname -r)" | sort -V | head -n 1)" = 6.2 ]
+}
+
 # Which rdma_rxe is loaded: ours is out-of-tree (taint flag O).
 modinfo_loaded() {
 	local taint v

@@ -13,7 +13,7 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
@@ -95,23 +95,36 @@ def to_rts(qp, rd_atomic=4, timeout=14, retry_cnt=7, rnr_retry=7):
 class Pair:
     """Two QPs of one PD on one device, A and B, connected to each other
     over GID gid_index (the device's own IPv4 address by default). With
-    a_rts=False, A stays in RTR: it receives, but cannot send."""
+    a_rts=False, A stays in RTR: it receives, but cannot send.
+    send_ops (IBV_QP_EX_WITH_* flags) makes them extended QPs (QPEx) that
+    post those operations with the wr_* calls; a_args and b_args are more
+    keyword arguments of connect_rc for A and B (access, rd_atomic...)."""
 
     def __init__(self, dev="rxe0", gid_index=1, qp_type=e.IBV_QPT_RC,
-                 depth=64, sge=4, mtu=e.IBV_MTU_1024, a_rts=True):
+                 depth=64, sge=4, mtu=e.IBV_MTU_1024, a_rts=True,
+                 send_ops=0, a_args=None, b_args=None):
         self.ctx = Context(name=dev)
         self.pd = PD(self.ctx)
         self.cq = CQ(self.ctx, 4 * depth)
         cap = QPCap(max_send_wr=depth, max_recv_wr=depth, max_send_sge=sge,
                     max_recv_sge=sge)
-        init = QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap)
-        self.a = QP(self.pd, init)
-        self.b = QP(self.pd, init)
+        if send_ops:
+            init = QPInitAttrEx(qp_type=qp_type, scq=self.cq, rcq=self.cq,
+                                cap=cap, pd=self.pd, send_ops_flags=send_ops,
+                                comp_mask=e.IBV_QP_INIT_ATTR_PD |
+                                e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+            self.a = QPEx(self.ctx, init)
+            self.b = QPEx(self.ctx, init)
+        else:
+            init = QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq,
+                              cap=cap)
+            self.a = QP(self.pd, init)
+            self.b = QP(self.pd, init)
         self.gid = self.ctx.query_gid(1, gid_index)
         connect_rc(self.a, self.gid, self.b.qp_num, gid_index=gid_index,
-                   mtu=mtu, rts=a_rts)
+                   mtu=mtu, rts=a_rts, **(a_args or {}))
         connect_rc(self.b, self.gid, self.a.qp_num, gid_index=gid_index,
-                   mtu=mtu)
+                   mtu=mtu, **(b_args or {}))
 
     def poll(self, n=1, timeout=10.0):
         """Up to n completions, waiting at most timeout seconds."""

@@ -24,6 +24,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static xz-utils cpio zstd
 	# in the guests (they run the host's root)
 	rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs
+	libibverbs-dev
 	iproute2 iputils-ping procps util-linux iperf3 nvme-cli nftables
 	tshark python3-scapy gnuplot-nox
 )

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RDMA FLUSH from userspace, end to end (requester, responder, completer)
+# on two loopback RC QPs: on a kernel that has it (6.2 and later), FLUSH
+# to global visibility of a range, of a whole MR, of nothing, behind an
+# RDMA WRITE and 64 deep with max_rd_atomic 4, with WC_FLUSH completions
+# in order; each error status (no FLUSH access on the MR or the QP, a
+# range past the MR, a bad rkey: remote access error; persistence, an
+# undefined placement type or level, max_rd_atomic 0: refused locally);
+# no MR registered for persistence. On a kernel without it, FLUSH fails
+# locally and no MR can be registered for it. Then delete and unload with
+# nothing left behind.
+#
+# Debian 12's rdma-core 44 cannot post a FLUSH (its rxe provider has no
+# wr_flush), so lib/rxe-flush.c writes the send WQE into the SQ ring by
+# hand, as rdma-core 45 and later do: it is built here against the uapi
+# rdma_user_rxe.h of a 6.2+ kernel's headers (setup.sh installs 6.12's)
+# and libibverbs-dev's headers.
+#
+# guests: 1
+# timeout: 240
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+
+FLUSH_BIN=/tmp/rxe-flush
+
+expect=no
+if kernel_has_mpe; then
+	expect=yes
+fi
+info "kernel $(uname -r): FLUSH expected: $expect"
+
+# flush_build: lib/rxe-flush.c into $FLUSH_BIN, with the newest uapi
+# rdma_user_rxe.h among the installed kernel headers that has the FLUSH
+# WQE, whichever kernel the guest runs.
+# shellcheck disable=SC2317 # called through check
+flush_build() {
+	local hdr
+
+	hdr=$(grep -l '} flush;' /usr/src/linux-headers-*/include/uapi/rdma/rdma_user_rxe.h 2>/dev/null |
+		sort -V | tail -n 1) || true
+	if [ -z "$hdr" ]; then
+		echo "no kernel headers with a FLUSH send WQE (6.2+) in /usr/src"
+		return 1
+	fi
+	if [ ! -e /usr/include/infiniband/verbs.h ]; then
+		echo "no /usr/include/infiniband/verbs.h: libibverbs-dev is not installed on the host (selftests/setup.sh)"
+		return 1
+	fi
+	echo "uapi header: $hdr"
+	gcc -Wall -Wextra -Werror -O2 -include "$hdr" \
+		-o "$FLUSH_BIN" "$REPO/selftests/lib/rxe-flush.c" -l:libibverbs.so.1
+}
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "add rxe0 on eth0" rxe_add rxe0 eth0
+check "build lib/rxe-flush.c (FLUSH WQEs written into the SQ ring)" flush_build
+check "rxe-flush: FLUSH from userspace, expected $expect (see checks.log)" \
+	"$FLUSH_BIN" --expect "$expect"
+check_match "no QP, MR, CQ or PD left on rxe0" "rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0" rdma resource show
+check "rdma link delete rxe0" rxe_del rxe0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+expect_fail "no objects leaked (the driver's audit at delete and unload)" sh -c "dmesg | grep -E 'objects leaked|still waiting for'"
+dmesg_clean
+
+finish

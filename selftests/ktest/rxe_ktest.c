@@ -124,12 +124,14 @@ MODULE_PARM_DESC(corrupt, "test the test: damage one byte of every payload of th
 #define KTEST_OP_SENDINV	BIT(4)
 #define KTEST_OP_NEG		BIT(5)
 #define KTEST_OP_TAIL		BIT(6)
-/* The operations of the main connection; "all" is every one but tail. */
-#define KTEST_OP_MAIN		(GENMASK(4, 0) | KTEST_OP_TAIL)
+/* ATOMIC WRITE, where the kernel has it (6.2 on); never part of "all". */
+#define KTEST_OP_AWRITE		BIT(7)
+/* The operations of the main connection; "all" is every one but tail and awrite. */
+#define KTEST_OP_MAIN		(GENMASK(4, 0) | KTEST_OP_TAIL | KTEST_OP_AWRITE)
 #define KTEST_OP_ALL		GENMASK(5, 0)
 
 static const char * const ktest_op_names[] = {
-	"send", "write", "read", "frmr", "sendinv", "neg", "tail",
+	"send", "write", "read", "frmr", "sendinv", "neg", "tail", "awrite",
 };
 
 static u32 ktest_opmask;
@@ -2351,6 +2353,140 @@ static int ktest_client_write(struct ktest_conn *c)
 	return 0;
 }
 
+#ifdef KTEST_HAVE_MPE
+/*
+ * ATOMIC WRITE of the first 8 bytes of sbuf to the peer's buffer, by
+ * local key or inline, followed by a message in one chain.
+ */
+static int ktest_awrite_and_tell(struct ktest_conn *c, bool inl,
+				 const struct ktest_msg *m, u32 iter)
+{
+	static const enum ib_wc_opcode want[] = {
+		IB_WC_ATOMIC_WRITE, IB_WC_SEND
+	};
+	const char *what = "atomic_write";
+	struct ib_sge sge[KTEST_DATA_SGES], msge;
+	struct ktest_op *ops[2];
+	struct ib_rdma_wr w = {
+		.wr.opcode = IB_WR_ATOMIC_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED | (inl ? IB_SEND_INLINE : 0),
+		.wr.sg_list = sge,
+		.remote_addr = c->peer_addr,
+		.rkey = c->peer_rkey,
+	};
+	struct ib_send_wr s = {
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &msge,
+		.num_sge = 1,
+	};
+	int n;
+
+	n = ktest_buf_sges(c, &c->sbuf, sizeof(u64), sge);
+	if (n < 0)
+		return n;
+	ops[0] = ktest_op_get(c, what);
+	if (!ops[0])
+		return -EBUSY;
+	ops[1] = ktest_op_get(c, what);
+	if (!ops[1]) {
+		ops[0]->busy = false;
+		return -EBUSY;
+	}
+	w.wr.num_sge = n;
+	w.wr.wr_cqe = &ops[0]->cqe;
+	w.wr.next = &s;
+	s.wr_cqe = &ops[1]->cqe;
+	*ktest_op_msg(c, ops[1]) = *m;
+	ktest_op_msg_sge(c, ops[1], &msge);
+	return ktest_run_chain(c, &w.wr, ops, want, 2, what, iter);
+}
+
+/*
+ * Work requests the driver must refuse at post time, leaving the QP as
+ * it was: an ATOMIC WRITE to an address not 8-byte aligned, or of other
+ * than 8 bytes, and a FLUSH (ib_send_wr has no room for its placement
+ * type).
+ */
+static int ktest_awrite_refused(struct ktest_conn *c)
+{
+	const struct ib_send_wr *bad;
+	struct ib_sge sge = {
+		.addr = sg_dma_address(c->sbuf.sgt.sgl),
+		.length = sizeof(u64),
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr w = {
+		.wr.opcode = IB_WR_ATOMIC_WRITE,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+		.remote_addr = c->peer_addr + 4,
+		.rkey = c->peer_rkey,
+	};
+	int err;
+
+	err = ib_post_send(c->qp, &w.wr, &bad);
+	if (err != -EINVAL) {
+		ktest_cfail(c, "atomic_write, misaligned: ib_post_send returned %d, want -EINVAL",
+			    err);
+		return err ? err : -EPROTO;
+	}
+	w.remote_addr = c->peer_addr;
+	sge.length = 4;
+	err = ib_post_send(c->qp, &w.wr, &bad);
+	if (err != -EINVAL) {
+		ktest_cfail(c, "atomic_write of 4 bytes: ib_post_send returned %d, want -EINVAL",
+			    err);
+		return err ? err : -EPROTO;
+	}
+	w.wr.opcode = IB_WR_FLUSH;
+	sge.length = 0;
+	w.wr.num_sge = 0;
+	err = ib_post_send(c->qp, &w.wr, &bad);
+	if (err != -EINVAL) {
+		ktest_cfail(c, "flush from the kernel: ib_post_send returned %d, want -EINVAL",
+			    err);
+		return err ? err : -EPROTO;
+	}
+	return 0;
+}
+
+/* ATOMIC WRITEs, each checked by the server, then the refused ones. */
+static int ktest_client_awrite(struct ktest_conn *c)
+{
+	const char *what = "atomic_write";
+	struct ktest_rx rx;
+	struct ktest_msg m;
+	u32 i;
+	int err;
+
+	for (i = 0; i < ktest_count; i++) {
+		ktest_fill(c->sbuf.va, sizeof(u64), KTEST_SEED_WRITE, i);
+		ktest_msg_init(&m, KTEST_WRITTEN, i, sizeof(u64));
+		err = ktest_awrite_and_tell(c, i & 1, &m, i);
+		if (!err)
+			err = ktest_expect(c, &rx, KTEST_VERIFIED, what, i);
+		if (err)
+			return err;
+	}
+	err = ktest_awrite_refused(c);
+	if (err)
+		return err;
+	err = ktest_alive(c, what, i);
+	if (err)
+		return err;
+	ktest_info(c->t, "atomic_write: %u x 8 bytes by lkey and inline ok; misaligned, short and FLUSH refused at post",
+		   ktest_count);
+	return 0;
+}
+#else
+static int ktest_client_awrite(struct ktest_conn *c)
+{
+	ktest_cfail(c, "atomic_write: this kernel has no IB_WR_ATOMIC_WRITE");
+	return -EOPNOTSUPP;
+}
+#endif /* KTEST_HAVE_MPE */
+
 /*
  * An unsignaled WRITE completes only when it is flushed: that is the
  * connection failing, which the waits report; say which work request it was.
@@ -2686,7 +2822,7 @@ static void ktest_client_main(struct ktest_conn *c)
 	static const u32 order[] = {
 		/* Up to read, through the key of the hello; frmr replaces it. */
 		KTEST_OP_SEND, KTEST_OP_WRITE, KTEST_OP_TAIL, KTEST_OP_READ,
-		KTEST_OP_FRMR, KTEST_OP_SENDINV,
+		KTEST_OP_FRMR, KTEST_OP_SENDINV, KTEST_OP_AWRITE,
 	};
 	int err, i;
 
@@ -2723,6 +2859,9 @@ static void ktest_client_main(struct ktest_conn *c)
 			break;
 		case KTEST_OP_TAIL:
 			err = ktest_client_tail(c);
+			break;
+		case KTEST_OP_AWRITE:
+			err = ktest_client_awrite(c);
 			break;
 		}
 	}

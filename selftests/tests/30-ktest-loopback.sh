@@ -10,7 +10,8 @@
 # IB_WC_REM_ACCESS_ERR), checking every byte. Then the same over IPv6
 # with CQs polled from a workqueue, with CQs polled by the thread itself,
 # once with a damaged payload, which must fail, and once with rxe0
-# deleted in the middle of the run, which must fail but not hang.
+# deleted in the middle of the run, which must fail but not hang. On
+# kernels with ATOMIC WRITE (6.2 on), kernel ATOMIC WRITEs too.
 #
 # guests: 1
 # timeout: 300
@@ -34,6 +35,13 @@ check_match "ktest loopback with CQs polled by the thread (ib_poll_cq): every op
 	ktest_run role=loop addr="$MY_IP" count=5 size=12345 poll=direct
 check "ktest fails, naming the byte, when a payload is damaged (iteration 3), and unloads after" \
 	ktest_detects role=loop addr="$MY_IP" count=5 size=65536 corrupt=3
+if kernel_has_mpe; then
+	check_match "ktest ATOMIC WRITE: 16 x 8 bytes by lkey and inline, each checked by the server; misaligned, short and FLUSH refused at post" \
+		"^ktest: result: PASS" \
+		ktest_run role=loop addr="$MY_IP" count=16 ops=awrite
+else
+	info "no ATOMIC WRITE in the kernel's verbs before 6.2: not run"
+fi
 
 
 # The device goes away under a running consumer: the delete must return,

@@ -8,7 +8,11 @@
 The target (guest b) holds QPs in every state that matters: a live RC
 QP connected to the attacker's, a UD QP, a UC QP, RC QPs in RESET, INIT
 and RTR, one RC QP for the fuzzer, and victims for requests that must
-draw a NAK. It answers the attacker's questions over TCP: its counters
+draw a NAK. Where the kernel has the Memory Placement Extensions (RDMA
+FLUSH and ATOMIC WRITE, 6.2 on; both guests boot the same kernel) it
+also holds an RC QP "pl" whose access takes FLUSH_GLOBAL, an MR "fl"
+registered for it, and victims for the FLUSHes and ATOMIC WRITEs that
+must draw a NAK. It answers the attacker's questions over TCP: its counters
 (sysfs hw_counters, checked once against `rdma statistic`), the UDP
 datagram counts of its stack, QP states, completions, memory.
 
@@ -17,13 +21,15 @@ built by roce.py, and watches the answers on the same socket. For every
 class of bad packet it knows the counter that must count it, from the
 driver's documented order of checks (docs/architecture.md): BTH length,
 opcode, version, header length, pad, ICRC at the door; QP, transport,
-P_Key, Q_Key, state in the demultiplexer. With IMPL=theirs (the in-tree
-rxe has no drop counters) only what is visible on the wire and the QPs
-is judged.
+P_Key, Q_Key, state in the demultiplexer. FLUSH (0x1c) and ATOMIC WRITE
+(0x1d) are opcodes a driver knows only on a kernel with their verbs:
+elsewhere they are unknown opcodes. With IMPL=theirs (the in-tree rxe has
+no drop counters) only what is visible on the wire and the QPs is judged.
 """
 
 import json
 import os
+import platform
 import random
 import struct
 import subprocess
@@ -78,6 +84,18 @@ RECV_OFF, UD_OFF, READ_OFF, WRITE_OFF, GAP_OFF, ATOM_OFF = 0, 16 << 10, \
     32 << 10, 40 << 10, 44 << 10, 60 << 10
 STATE_NAMES = {0: "RESET", 1: "INIT", 2: "RTR", 3: "RTS", 4: "SQD",
                5: "SQE", 6: "ERR"}
+ACCESS_FLUSH_GLOBAL = 1 << 8    # ib_verbs.h; pyverbs has no name for it
+FL_SIZE = 1 << 14               # the MR "fl", for FLUSH and ATOMIC WRITE
+AW_OFF = 256                    # where in it the ATOMIC WRITEs go
+MPE_VICTIMS = ["v%d" % i for i in range(8, 14)]
+
+
+def kernel_has_mpe():
+    """Does this kernel have the verbs of the Memory Placement Extensions
+    (RDMA FLUSH and ATOMIC WRITE: 6.2 on)? Then a driver knows their
+    opcodes, ours and the in-tree one alike."""
+    ver = platform.release().split("-")[0].split(".")
+    return tuple(int(x) for x in ver[:2] if x.isdigit()) >= (6, 2)
 
 
 def pattern(seed, n):
@@ -124,11 +142,22 @@ def target(peer4, peer6, me4, me6):
     ep.mr.write(pattern(5, 4096), 4096, READ_OFF)
     ep.mr.write(struct.pack("<Q", 10), 8, ATOM_OFF)
     ro = MR(ep.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+    ro.write(pattern(1, 4096), 4096, 0)
+    mpe = kernel_has_mpe()
+    mrs = {"ro": ro}
+    if mpe:
+        # Remote write and global visibility, not atomics.
+        mrs["fl"] = MR(ep.pd, FL_SIZE, e.IBV_ACCESS_LOCAL_WRITE |
+                       e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ |
+                       ACCESS_FLUSH_GLOBAL)
+        mrs["fl"].write(pattern(3, FL_SIZE), FL_SIZE, 0)
     ctl = P.Ctl.serve()
     hello = ctl.expect("hello")
 
     names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
              "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd"]
+    if mpe:
+        names += ["pl"] + MPE_VICTIMS
     types = {"ud": "UD", "uc": "UC"}
     qps = {n: ep.qp(types.get(n, "RC")) for n in names}
     for n, qp in qps.items():
@@ -141,9 +170,12 @@ def target(peer4, peer6, me4, me6):
         if n == "live":
             ep.connect(qp, t, me4, peer4, hello["live"], LIVE_PSN, TARGET_PSN)
         else:
+            flush = n == "pl" or n in MPE_VICTIMS
             ep.connect(qp, t, me4, peer4, DEAD_QPN,
-                       VICTIM_PSN if n.startswith("v") else 0, 0x10,
-                       rts=n != "rtr")
+                       VICTIM_PSN if n.startswith("v") or flush else 0, 0x10,
+                       rts=n != "rtr", access=P.ACCESS |
+                       e.IBV_ACCESS_MW_BIND |
+                       (ACCESS_FLUSH_GLOBAL if flush else 0))
     for i in range(16):
         ep.post_recv(qps["live"], RECV_OFF + 1024 * (i % 8), 1024, 0x100 + i)
         ep.post_recv(qps["ud"], UD_OFF + 2048 * (i % 8), 2048, 0x200 + i)
@@ -163,6 +195,8 @@ def target(peer4, peer6, me4, me6):
                if not k.startswith(("sent", "rcvd", "rdma", "ack")))
     ctl.send(msg="hello", qpn={n: qp.qp_num for n, qp in qps.items()},
              addr=ep.mr.buf, rkey=ep.mr.rkey, ro_addr=ro.buf, ro_rkey=ro.rkey,
+             mpe=mpe, fl_addr=mpe and mrs["fl"].buf,
+             fl_rkey=mpe and mrs["fl"].rkey,
              counters_match=same, counter_names=sorted(rdma))
 
     pending = []        # completions polled while waiting for another
@@ -187,8 +221,8 @@ def target(peer4, peer6, me4, me6):
                                            imm=w.imm_data, flags=w.wc_flags)
                                       for w in wcs])
         elif cmd == "read":
-            ctl.send(msg="read",
-                     data=ep.mr.read(msg["len"], msg["off"]).hex())
+            mr = mrs.get(msg.get("mr"), ep.mr)
+            ctl.send(msg="read", data=mr.read(msg["len"], msg["off"]).hex())
         elif cmd == "read_gap":
             # A READ from the attacker, who answers it as it likes.
             wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, msg["len"], 0x980)
@@ -235,6 +269,14 @@ class Attacker:
         self.qpn = h["qpn"]
         self.addr, self.rkey = h["addr"], h["rkey"]
         self.ro_addr, self.ro_rkey = h["ro_addr"], h["ro_rkey"]
+        # Whether the driver knows FLUSH and ATOMIC WRITE.
+        self.mpe = kernel_has_mpe()
+        self.known = roce.opcodes(self.mpe)
+        self.fl_addr, self.fl_rkey = h["fl_addr"], h["fl_rkey"]
+        check("target and attacker agree whether the kernel (%s) has FLUSH "
+              "and ATOMIC WRITE (%s)" % (platform.release(),
+                                         "yes" if self.mpe else "no"),
+              h["mpe"] == self.mpe, h["mpe"])
         self.ep.connect(self.live, "RC", self.me4, self.peer4,
                         self.qpn["live"], TARGET_PSN, LIVE_PSN)
         for i in range(8):
@@ -408,12 +450,33 @@ class Attacker:
         self.phase("a covered IP byte changed after the ICRC (IP id)",
                    [bytes(fr)], {"drop_icrc_err": 1})
 
+        # FLUSH and ATOMIC WRITE (0x1c, 0x1d) are unknown only to a kernel
+        # without their verbs; placement() has them where they are known.
         bad_ops = [0x15, 0x18, 0x1C, 0x1D, 0x1F, 0x2C, 0x40, 0x45, 0x63, 0x66,
                    0x80, 0xA0, 0xA4, 0xC0, 0xE0, 0xFF]
-        self.phase("unknown opcodes (%d: reserved RC/UC/UD, RD, XRC, FLUSH, "
-                   "ATOMIC WRITE, CNP class, reserved transports)" % len(bad_ops),
+        bad_ops = [op for op in bad_ops if op not in self.known]
+        self.phase("unknown opcodes (%d: reserved RC/UC/UD, RD, XRC, %sCNP "
+                   "class, reserved transports)" %
+                   (len(bad_ops), "" if self.mpe else "FLUSH, ATOMIC WRITE, "),
                    [self.frame(roce.bth(op, live, psn) + b"\0" * 32)
                     for op in bad_ops], {"drop_bad_opcode": len(bad_ops)})
+        if not self.mpe:
+            # Well-formed ones at the expected PSN: a driver that took them
+            # would answer (or NAK) them and move the PSN on.
+            me = self.live.qp_num
+            mpe = [roce.bth(OP["RC FLUSH"], live, psn, ack=1) +
+                   roce.feth(roce.FLUSH_GLOBAL) +
+                   roce.reth(self.addr + WRITE_OFF, self.rkey, 64),
+                   roce.bth(OP["RC ATOMIC_WRITE"], live, psn, ack=1) +
+                   roce.reth(self.addr + WRITE_OFF, self.rkey, 8) +
+                   b"\x01\x23\x45\x67\x89\xab\xcd\xef"]
+            self.phase("FLUSH and ATOMIC WRITE at the live QP's expected PSN, "
+                       "on a kernel without them (%s)" % platform.release(),
+                       [self.frame(t) for t in mpe],
+                       {"drop_bad_opcode": len(mpe)})
+            ans = self.replies(timeout=1.0, want=lambda p: p.qpn == me)
+            check("FLUSH and ATOMIC WRITE on a kernel without them: nothing "
+                  "is answered", not ans, [(p.name, p.psn) for p in ans])
 
         short = [
             b"",                                        # no BTH at all
@@ -756,17 +819,146 @@ class Attacker:
         st = self.ask("state")["state"]
         check("UC: the QP is still RTS", st["uc"] == "RTS", st)
 
+    def placement(self):
+        """RDMA FLUSH and ATOMIC WRITE (Memory Placement Extensions, IBA
+        vol 1 annex A19), where the kernel has them, at the target's QP pl
+        (its access takes REMOTE_WRITE and FLUSH_GLOBAL) and its MR fl
+        (registered for remote write and FLUSH_GLOBAL). Each is answered
+        with a READ RESPONSE ONLY of no bytes at its own PSN; a duplicate
+        is answered again and not executed again. Then victims: requests
+        that must draw a NAK and put their QP in ERR, the target's memory
+        unchanged.
+
+        The in-tree rxe (6.12) drops every FLUSH with a right ICRC: its
+        opcode table gives FLUSH no payload offset, so its ICRC check
+        reads the 32 header bytes a second time as payload (its requester
+        makes the same ICRC, so it only talks FLUSH to itself). What a
+        FLUSH draws is judged for ours only."""
+        if not self.mpe:
+            return
+        q, OP = self.qpn, roce.OP
+        pl, p = q["pl"], VICTIM_PSN
+        fl, flk = self.fl_addr, self.fl_rkey
+        val1 = bytes.fromhex("0123456789abcdef")
+        val2 = bytes.fromhex("fedcba9876543210")
+        expect = bytearray(pattern(3, 1024))       # what fl must hold
+
+        def awrite(qpn, va, rkey, data, length=8):
+            pad = -len(data) % 4
+            return (roce.bth(OP["RC ATOMIC_WRITE"], qpn, p, pad=pad, ack=1) +
+                    roce.reth(va, rkey, length) + data + b"\0" * pad)
+
+        def flush(qpn, psn, va, rkey, length, placement=roce.FLUSH_GLOBAL,
+                  level=roce.FLUSH_RANGE):
+            return (roce.bth(OP["RC FLUSH"], qpn, psn, ack=1) +
+                    roce.feth(placement, level) + roce.reth(va, rkey, length))
+
+        def mem(mr, n):
+            return bytes.fromhex(self.ask("read", mr=mr, off=0, len=n)["data"])
+
+        def answered(what, psn, is_flush=False):
+            if is_flush and not self.ours:
+                return
+            rsp = self.replies(timeout=1.0, count=2,
+                               want=lambda x: x.qpn == DEAD_QPN)
+            check("%s: answered once, with a READ RESPONSE ONLY of no bytes "
+                  "(ACK) at its PSN 0x%x" % (what, psn),
+                  [(x.opcode, x.psn, x.paylen,
+                    x.hdrs.get("AETH", {}).get("syndrome", 0xFF) >> 5)
+                   for x in rsp] == [(0x10, psn, 0, 0)],
+                  [(x.name, hex(x.psn), x.paylen, x.hdrs) for x in rsp] or
+                  "no answer")
+
+        self.phase("ATOMIC WRITE of 8 bytes to pl at an aligned address "
+                   "(PSN 0x%x)" % p,
+                   [self.frame(awrite(pl, fl + AW_OFF, flk, val1))],
+                   {"rcvd_pkts": 1})
+        answered("ATOMIC WRITE", p)
+        expect[AW_OFF:AW_OFF + 8] = val1
+        got = mem("fl", len(expect))
+        check("ATOMIC WRITE: the target holds its 8 bytes as sent, and "
+              "nothing around them changed", got == expect,
+              got[AW_OFF - 8:AW_OFF + 16].hex())
+
+        self.phase("the ATOMIC WRITE again, same PSN, another value (a "
+                   "duplicate)", [self.frame(awrite(pl, fl + AW_OFF, flk, val2))],
+                   {"rcvd_pkts": 1, "duplicate_request": 1})
+        answered("duplicate ATOMIC WRITE", p)
+        got = mem("fl", len(expect))
+        check("duplicate ATOMIC WRITE: not executed again (the first value "
+              "stays)", got == expect, got[AW_OFF - 8:AW_OFF + 16].hex())
+
+        fl_range = flush(pl, p + 1, fl, flk, 4096)
+        self.phase("FLUSH global visibility, 4 KiB inside fl (PSN 0x%x)"
+                   % (p + 1), [self.frame(fl_range)], {"rcvd_pkts": 1})
+        if not self.ours:
+            info("FLUSH: the in-tree rxe drops FLUSHes with a right ICRC "
+                 "(it reads their headers twice): what they draw is not "
+                 "judged")
+        answered("FLUSH", p + 1, is_flush=True)
+        self.phase("the FLUSH again (a duplicate)", [self.frame(fl_range)],
+                   {"rcvd_pkts": 1, "duplicate_request": 1})
+        answered("duplicate FLUSH", p + 1, is_flush=True)
+        self.phase("FLUSH of the whole MR, its va and length outside it "
+                   "(PSN 0x%x)" % (p + 2),
+                   [self.frame(flush(pl, p + 2, fl + (1 << 40), flk, 1 << 30,
+                                     level=roce.FLUSH_MR))], {"rcvd_pkts": 1})
+        answered("FLUSH of the whole MR", p + 2, is_flush=True)
+        st = self.ask("state")["state"]
+        check("FLUSH and ATOMIC WRITE: QP pl is still RTS", st["pl"] == "RTS",
+              st["pl"])
+
+        ro = mem("ro", 64)
+        cases = [
+            ("v8", "ATOMIC WRITE at a misaligned address",
+             awrite(q["v8"], fl + AW_OFF + 4, flk, val2), roce.NAK_INV),
+            ("v9", "ATOMIC WRITE of 16 bytes (RETH length 16)",
+             awrite(q["v9"], fl + AW_OFF + 16, flk, val2 + val1, 16),
+             roce.NAK_INV),
+            ("v10", "ATOMIC WRITE to an MR without remote write access",
+             awrite(q["v10"], self.ro_addr, self.ro_rkey, val2), roce.NAK_ACC),
+            ("v11", "FLUSH of an MR without flush access",
+             flush(q["v11"], p, self.addr + WRITE_OFF, self.rkey, 64),
+             roce.NAK_ACC),
+            ("v12", "FLUSH for persistence (offered by no MR or QP)",
+             flush(q["v12"], p, fl, flk, 64, placement=roce.FLUSH_PERSISTENT),
+             roce.NAK_ACC),
+            ("v13", "FLUSH at selectivity level 2 (reserved)",
+             flush(q["v13"], p, fl, flk, 64, level=2), roce.NAK_INV),
+        ]
+        if not self.ours:
+            # Its FLUSHes never reach a QP (above).
+            cases = [c for c in cases if c[2][0] != OP["RC FLUSH"]]
+        for name, what, pkt, syn in cases:
+            self.phase("%s: %s" % (name, what), [self.frame(pkt)],
+                       {"rcvd_pkts": 1})
+            naks = self.replies(timeout=1.0, count=2,
+                                want=lambda x: x.qpn == DEAD_QPN)
+            check("%s: answered with a NAK 0x%02x for PSN 0x%x" % (what, syn, p),
+                  [(x.opcode, x.psn, x.hdrs.get("AETH", {}).get("syndrome"))
+                   for x in naks] == [(0x11, p, syn)],
+                  [(x.name, hex(x.psn), x.hdrs) for x in naks] or "no answer")
+        st = self.ask("state")["state"]
+        bad = {n: st[n] for n, _, _, _ in cases if st[n] != "ERR"}
+        check("every FLUSH / ATOMIC WRITE victim QP is in the error state "
+              "after its NAK", not bad, bad)
+        got = mem("fl", len(expect))
+        check("no FLUSH / ATOMIC WRITE victim changed the MR fl", got == expect,
+              got[AW_OFF - 8:AW_OFF + 40].hex())
+        check("the ATOMIC WRITE to the read-only MR changed nothing",
+              mem("ro", 64) == ro)
+
     # --- fuzz ---
 
-    @staticmethod
-    def predict_door(r, icrc_ok):
+    def predict_door(self, r, icrc_ok):
         """The counter that drops a packet at the door (rxe_net.c: BTH
         length, opcode, version, header length, pad and payload, ICRC),
-        or None when it passes into rcvd_pkts."""
+        or None when it passes into rcvd_pkts. Known opcodes: those of
+        the kernel (FLUSH and ATOMIC WRITE where it has them)."""
         if len(r) < 12:
             return "drop_malformed"
         op, flags = r[0], r[1]
-        if op not in roce.OPCODES:
+        if op not in self.known:
             return "drop_bad_opcode"
         if flags & 15:
             return "drop_malformed"
@@ -774,7 +966,7 @@ class Attacker:
         pad = (flags >> 4) & 3
         if len(r) < hl + pad + 4:
             return "drop_malformed"
-        if len(r) - hl - pad - 4 and not roce.OPCODES[op][2]:
+        if len(r) - hl - pad - 4 and not self.known[op][2]:
             return "drop_malformed"
         if len(r) % 4:
             return "drop_malformed"
@@ -804,6 +996,8 @@ class Attacker:
         if state in ("RESET", "INIT", "ERR") or \
                 (state == "RTR" and response):
             return "drop_qp_state"
+        # A request a QP takes (FLUSH and ATOMIC WRITE too) may execute,
+        # NAK or put it in ERR: its QP is one whose state is "?".
         return "?" if state == "?" else None
 
     def fuzz_one(self, rng, targets):
@@ -811,17 +1005,18 @@ class Attacker:
         and whether the ICRC to append is right (None: send the bytes as
         the whole UDP payload, no ICRC). Mostly near-valid: real opcodes
         and header sizes, live QPNs, PSNs near the expected, then
-        mangled."""
+        mangled. Real opcodes: those the kernel has (self.known)."""
+        known = self.known
         name, qpn = rng.choice(targets)
         base = {"ud": 0x60, "gsi": 0x60, "uc": 0x20}.get(name, 0x00)
         r = rng.random()
         if r < 0.6:         # an opcode of the target QP's transport
-            op = rng.choice([o for o in roce.OPCODES if o & 0xE0 == base])
+            op = rng.choice([o for o in known if o & 0xE0 == base])
         elif r < 0.85:
-            op = rng.choice(list(roce.OPCODES))
+            op = rng.choice(list(known))
         else:
             op = rng.randrange(256)
-        has_payload = op in roce.OPCODES and roce.OPCODES[op][2]
+        has_payload = op in known and known[op][2]
         n = 0
         if has_payload or rng.random() < 0.05:
             n = rng.choice([0, 1, 2, 3, 4, 8, 16, 64, 256, 1024,
@@ -839,7 +1034,7 @@ class Attacker:
                      becn=rng.randrange(2), resv6=rng.randrange(64),
                      resv7=rng.randrange(128))
         ext = b""
-        for h in (roce.OPCODES[op][1] if op in roce.OPCODES else ()):
+        for h in (known[op][1] if op in known else ()):
             if h == "DETH" and rng.random() < 0.8:
                 ext += roce.deth(GSI_QKEY if name == "gsi" else self.P.QKEY,
                                  rng.randrange(1 << 24))
@@ -1095,6 +1290,7 @@ class Attacker:
         self.live_hostile()
         self.victims()
         self.uc()
+        self.placement()    # before the fuzz, which aims at its QPs too
         self.fuzz()
         self.bad_icrc_flood()
         self.live_check()

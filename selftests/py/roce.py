@@ -19,17 +19,23 @@ ETH_P_ALL = 0x0003
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 
-# Extension header sizes in bytes (IBA 9.3).
+# Extension header sizes in bytes (IBA 9.3; FETH: the Memory Placement
+# Extensions annex).
 HDR_LEN = {"RETH": 16, "AETH": 4, "AtomicETH": 28, "AtomicAckETH": 8,
-           "ImmDt": 4, "IETH": 4, "DETH": 8, "CNP": 16}
+           "ImmDt": 4, "IETH": 4, "DETH": 8, "CNP": 16, "FETH": 4}
 
-# opcode -> (name, extension headers in wire order, carries a payload)
+# opcode -> (name, extension headers in wire order, carries a payload):
+# what every rxe knows.
 OPCODES = {}
+# RC FLUSH and ATOMIC WRITE of the Memory Placement Extensions annex
+# (IBA vol 1 A19), known only where the kernel has their verbs (6.2 on):
+# not in OPCODES, a caller that sends them opts in (opcodes(mpe=True)).
+MPE_OPCODES = {}
 
 
-def _op(base, transport, ops):
+def _op(base, transport, ops, table=OPCODES):
     for low, name, hdrs, payload in ops:
-        OPCODES[base | low] = (transport + " " + name, tuple(hdrs), payload)
+        table[base | low] = (transport + " " + name, tuple(hdrs), payload)
 
 
 _SEND = [
@@ -66,16 +72,27 @@ _op(0x20, "UC", _SEND + _WRITE)
 _op(0x60, "UD", [(0x04, "SEND_ONLY", ["DETH"], True),
                  (0x05, "SEND_ONLY_WITH_IMMEDIATE", ["DETH", "ImmDt"], True)])
 OPCODES[0x81] = ("CNP", ("CNP",), False)
+_op(0x00, "RC", [(0x1c, "FLUSH", ["FETH", "RETH"], False),
+                 (0x1d, "ATOMIC_WRITE", ["RETH"], True)], MPE_OPCODES)
 
-OP = {name: code for code, (name, _, _) in OPCODES.items()}
+# Every opcode this file can name and parse, the MPE ones too.
+ALL_OPCODES = {**OPCODES, **MPE_OPCODES}
+OP = {name: code for code, (name, _, _) in ALL_OPCODES.items()}
+
+
+def opcodes(mpe=False):
+    """The opcodes a driver knows: OPCODES, and with mpe (a kernel with
+    FLUSH and ATOMIC WRITE) MPE_OPCODES too."""
+    return ALL_OPCODES if mpe else OPCODES
 
 
 def opname(code):
-    return OPCODES[code][0] if code in OPCODES else "opcode 0x%02x" % code
+    return ALL_OPCODES[code][0] if code in ALL_OPCODES else \
+        "opcode 0x%02x" % code
 
 
 def hdrs_len(code):
-    return 12 + sum(HDR_LEN[h] for h in OPCODES[code][1])
+    return 12 + sum(HDR_LEN[h] for h in ALL_OPCODES[code][1])
 
 
 # --- headers ---------------------------------------------------------------
@@ -103,6 +120,17 @@ def atomiceth(va, rkey, swap_add, compare=0):
 
 def atomicacketh(orig):
     return struct.pack(">Q", orig)
+
+
+# FETH placement types (bits 3..0) and selectivity levels (bits 5..4).
+FLUSH_GLOBAL = 1         # global visibility
+FLUSH_PERSISTENT = 2     # persistence
+FLUSH_RANGE = 0          # the memory range of the RETH
+FLUSH_MR = 1             # the whole memory region of the R_Key
+
+
+def feth(placement, level=FLUSH_RANGE):
+    return struct.pack(">I", ((level & 3) << 4) | (placement & 0xF))
 
 
 def immdt(imm):
@@ -316,11 +344,11 @@ class Pkt:
         self.qpn = q & 0xFFFFFF
         self.ack, self.resv7, self.psn = a >> 31, (a >> 24) & 0x7F, a & 0xFFFFFF
         self.icrc_ok = icrc(self.ip) == self.ip[-4:]
-        if self.opcode not in OPCODES:
+        if self.opcode not in ALL_OPCODES:
             self.problems.append("unknown opcode 0x%02x" % self.opcode)
             self.paylen = None
             return
-        name, hdrs, payload = OPCODES[self.opcode]
+        name, hdrs, payload = ALL_OPCODES[self.opcode]
         off = 12
         for h in hdrs:
             f = r[off:off + HDR_LEN[h]]
@@ -343,6 +371,9 @@ class Pkt:
             elif h == "DETH":
                 qk, sq = struct.unpack(">II", f)
                 self.hdrs[h] = {"qkey": qk, "srcqp": sq & 0xFFFFFF}
+            elif h == "FETH":
+                v = struct.unpack(">I", f)[0]
+                self.hdrs[h] = {"placement": v & 0xF, "level": (v >> 4) & 3}
             off += HDR_LEN[h]
         self.paylen = len(r) - off - self.pad - 4
         if self.paylen < 0:

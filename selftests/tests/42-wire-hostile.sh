@@ -13,12 +13,15 @@
 # out-of-sequence ones for a gap that never fills: they must expire
 # unused); requests that must draw a NAK (bad R_Key, out of bounds, no
 # access, misaligned atomic, bad opcode sequence, too long); UC nonsense;
+# ATOMIC WRITE and FLUSH where the kernel has them (6.2 on): answered,
+# duplicates not executed again, bad ones NAKed (else unknown opcodes);
 # a seeded fuzz of near-valid packets whose every counter is predicted; a
 # flood of bad ICRCs; the responses to a READ of the target's with one
 # lost and the rest trickling in (ours asks again once, for that one).
 # Each class must move its named counter by exactly its count (ours; the
-# in-tree rxe has no drop counters), the live connection must carry
-# traffic afterwards, and both kernel logs must be clean.
+# in-tree rxe has no drop counters, nor takes a FLUSH with a right ICRC),
+# the live connection must carry traffic afterwards, and both kernel logs
+# must be clean.
 #
 # RXE_FUZZ_SEED and RXE_FUZZ_N change the fuzz (default: seed 4791, 1500
 # packets).

@@ -4,9 +4,11 @@
 # The body of the interop tests (22-interop-theirs-serves,
 # 23-interop-ours-serves): each guest loads the driver RXE_IMPL_A or
 # RXE_IMPL_B names for it, says which one it runs, and the two run the
-# whole list of 21-traffic-two against each other, then a ping-pong, a
-# WRITE stream and READs with every byte checked under 1% loss. Sourced
-# by a test that has set RXE_IMPL_A or RXE_IMPL_B.
+# whole list of 21-traffic-two against each other, then, where the
+# kernel has the verb (6.2 on), RDMA ATOMIC WRITEs both ways with the
+# completions and the responder's memory checked (py/mpe_peer.py), then
+# a ping-pong, a WRITE stream and READs with every byte checked under 1%
+# loss. Sourced by a test that has set RXE_IMPL_A or RXE_IMPL_B.
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
@@ -26,6 +28,36 @@ check "barrier: rxe0 is up on both guests" barrier up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
 traffic_list
 [ "$RXE_IMPL" = theirs ] || info "counters: $(counters)"
+
+# RDMA ATOMIC WRITE (py/mpe_peer.py), where the kernel has the verb (6.2
+# on; both drivers serve it there): a as the requester towards b, then b
+# towards a, so that 22 and 23 together make each driver requester and
+# responder of it against the other. The requester judges its
+# completions and, over a TCP control channel on MPE_PORT, the
+# responder's memory.
+MPE_PORT=18610
+
+# mpe_way REQUESTER: one direction, REQUESTER (a or b) posting.
+mpe_way() {
+	local req=$1 resp
+
+	if [ "$req" = a ]; then resp=b; else resp=a; fi
+	check "barrier: ATOMIC WRITE from $req to $resp" barrier "mpe-$req"
+	if [ "$GUEST" = "$req" ]; then
+		check "ATOMIC WRITE requester ($RXE_IMPL) towards $resp: completions and $resp's memory as IBA requires" \
+			python3 "$REPO/selftests/py/mpe_peer.py" requester "$MY_IP" "$PEER_IP" --port "$MPE_PORT"
+	else
+		check "ATOMIC WRITE responder ($RXE_IMPL) for $req: its QP stays in RTS, nothing completes on its side" \
+			python3 "$REPO/selftests/py/mpe_peer.py" responder "$MY_IP" "$PEER_IP" --port "$MPE_PORT"
+	fi
+}
+
+if kernel_has_mpe; then
+	mpe_way a
+	mpe_way b
+else
+	info "ATOMIC WRITE not run: kernel $(uname -r) has no such verb (6.2 on)"
+fi
 
 # Both ways under 1% loss (nftables on both guests' eth0): ours keeps the
 # packets after a gap and theirs drops them, and each must recover with

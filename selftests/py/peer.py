@@ -14,7 +14,7 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
@@ -100,9 +100,19 @@ class Endpoint:
         self.cq = CQ(self.ctx, cqe)
         self.mr = MR(self.pd, mr_size, ACCESS | e.IBV_ACCESS_MW_BIND)
 
-    def qp(self, qtype, depth=64, sge=2):
+    def qp(self, qtype, depth=64, sge=2, send_ops=0):
+        """A QP of type qtype; send_ops (IBV_QP_EX_WITH_* flags) makes it
+        an extended QP (QPEx) that posts those operations with the wr_*
+        calls."""
         cap = QPCap(max_send_wr=depth, max_recv_wr=depth, max_send_sge=sge,
                     max_recv_sge=sge)
+        if send_ops:
+            init = QPInitAttrEx(qp_type=TYPES[qtype], scq=self.cq,
+                                rcq=self.cq, cap=cap, pd=self.pd,
+                                send_ops_flags=send_ops,
+                                comp_mask=e.IBV_QP_INIT_ATTR_PD |
+                                e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+            return QPEx(self.ctx, init)
         init = QPInitAttr(qp_type=TYPES[qtype], scq=self.cq, rcq=self.cq,
                           cap=cap)
         return QP(self.pd, init)

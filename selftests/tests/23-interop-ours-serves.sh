@@ -6,7 +6,10 @@
 # (the client) the kernel's in-tree rdma_rxe. Each pair moves
 # data both ways (WRITE and SEND from the client, READ responses and
 # atomics from the server), so 22 and 23 together make each driver
-# requester and responder against the other.
+# requester and responder against the other. On a kernel with RDMA ATOMIC
+# WRITE (6.2 on) each guest also posts ATOMIC WRITEs to the other, and
+# the requester checks the completions and the responder's memory byte
+# for byte (py/mpe_peer.py).
 #
 # guests: 2
 # timeout: 480

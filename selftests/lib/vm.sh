@@ -287,7 +287,9 @@ vm_run() {
 	return "$rc"
 }
 
-# Read a "# key: value" header line from a test script.
+# Read a "# key: value" line from a test script's header: the comment
+# lines it starts with, however many.
 vm_header() {
-	sed -n "1,30s/^# *$2: *\\([^ ]*\\).*/\\1/p" "$1" | head -n 1
+	awk -v key="$2" '!/^#/ { exit }
+		$0 ~ "^# *" key ":" { sub("^# *" key ": *", ""); print $1; exit }' "$1"
 }

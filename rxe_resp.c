@@ -655,6 +655,40 @@ static void rxe_resp_send_atomic_ack(struct rxe_qp *qp, u32 psn, u64 orig)
 	rxe_net_xmit(qp, &qp->path, qp->src_port, skb);
 }
 
+/* The aligned 8 bytes an atomic or an ATOMIC WRITE works on, mapped. */
+struct rxe_u64_map {
+	struct rxe_mr *mr;
+	struct page *page;
+	u64 *addr;
+};
+
+/*
+ * Check that the QP and @rkey grant @access to the 8 bytes at @va, which
+ * is aligned, and map them. Return false for a remote access error.
+ */
+static bool rxe_resp_map_u64(struct rxe_qp *qp, u32 rkey, u64 va, u32 access,
+			     struct rxe_u64_map *map)
+{
+	if (!rxe_resp_qp_allows(qp, access))
+		return false;
+	map->mr = rxe_mr_get_remote(qp, rkey, va, sizeof(u64), access);
+	if (!map->mr)
+		return false;
+	map->addr = rxe_mr_atomic_addr(map->mr, va, &map->page);
+	if (!map->addr) {
+		rxe_mr_put(map->mr);
+		return false;
+	}
+	return true;
+}
+
+static void rxe_resp_unmap_u64(struct rxe_u64_map *map)
+{
+	if (map->page)
+		kunmap_local(map->addr);
+	rxe_mr_put(map->mr);
+}
+
 /*
  * An atomic request: executed with a real atomic instruction on the
  * target memory, so it is atomic against the CPUs too, and kept so that a
@@ -666,34 +700,21 @@ static enum rxe_resp_result rxe_resp_atomic(struct rxe_qp *qp,
 	const struct rxe_atmeth *atm = rxe_pkt_hdr(skb, RXE_ATMETH);
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	u64 va = atmeth_va(atm), orig;
+	struct rxe_u64_map map;
 	struct rxe_rd_res *res;
-	struct page *page;
-	struct rxe_mr *mr;
-	u64 *addr;
 
 	if (!qp->attr.max_dest_rd_atomic || (va & (sizeof(u64) - 1)))
 		return RXE_RESP_NAK_INV;
-	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
+	if (!rxe_resp_map_u64(qp, atmeth_rkey(atm), va, IB_ACCESS_REMOTE_ATOMIC,
+			      &map))
 		return RXE_RESP_NAK_ACC;
-	mr = rxe_mr_get_remote(qp, atmeth_rkey(atm),
-			       va, sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
-	if (!mr)
-		return RXE_RESP_NAK_ACC;
-
-	addr = rxe_mr_atomic_addr(mr, va, &page);
-	if (!addr) {
-		rxe_mr_put(mr);
-		return RXE_RESP_NAK_ACC;
-	}
 	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
-		orig = cmpxchg64(addr, atmeth_compare(atm),
+		orig = cmpxchg64(map.addr, atmeth_compare(atm),
 				 atmeth_swap_add(atm));
 	else
 		orig = atomic64_fetch_add(atmeth_swap_add(atm),
-					  (atomic64_t *)addr);
-	if (page)
-		kunmap_local(addr);
-	rxe_mr_put(mr);
+					  (atomic64_t *)map.addr);
+	rxe_resp_unmap_u64(&map);
 
 	res = rxe_resp_new_res(qp);
 	res->kind = RXE_ATOMIC_MASK;
@@ -795,32 +816,20 @@ static enum rxe_resp_result rxe_resp_awrite(struct rxe_qp *qp,
 	const struct rxe_bth *bth = rxe_pkt_hdr(skb, RXE_BTH);
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	u64 va = reth_va(reth), value;
-	struct page *page;
-	struct rxe_mr *mr;
-	u64 *addr;
+	struct rxe_u64_map map;
 
 	if (!qp->attr.max_dest_rd_atomic || reth_len(reth) != RXE_AWRITE_BYTES ||
 	    pkt->paylen != RXE_AWRITE_BYTES || bth_pad(bth) ||
 	    (va & (RXE_AWRITE_BYTES - 1)))
 		return RXE_RESP_NAK_INV;
-	if (!rxe_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+	if (!rxe_resp_map_u64(qp, reth_rkey(reth), va, IB_ACCESS_REMOTE_WRITE,
+			      &map))
 		return RXE_RESP_NAK_ACC;
-	mr = rxe_mr_get_remote(qp, reth_rkey(reth), va, RXE_AWRITE_BYTES,
-			       IB_ACCESS_REMOTE_WRITE);
-	if (!mr)
-		return RXE_RESP_NAK_ACC;
-	addr = rxe_mr_atomic_addr(mr, va, &page);
-	if (!addr) {
-		rxe_mr_put(mr);
-		return RXE_RESP_NAK_ACC;
-	}
 	/* The bytes as they came, in no byte order of ours. */
 	memcpy(&value, skb->data + pkt->hdrlen, sizeof(value));
 	/* Orders the WRITEs executed before it ahead of these 8 bytes. */
-	smp_store_release(addr, value);
-	if (page)
-		kunmap_local(addr);
-	rxe_mr_put(mr);
+	smp_store_release(map.addr, value);
+	rxe_resp_unmap_u64(&map);
 
 	rxe_resp_keep_empty(qp, RXE_AWRITE_MASK, pkt->psn);
 	return RXE_RESP_OK;

@@ -2278,17 +2278,21 @@ static int ktest_client_burst(struct ktest_conn *c)
 	return 0;
 }
 
-/* WRITE from sbuf to (addr, rkey), followed by a message in one chain. */
-static int ktest_write_and_tell(struct ktest_conn *c, u32 len, u32 addr_rkey,
-				u64 addr, const struct ktest_msg *m,
-				u32 inv_rkey, const char *what, u32 iter)
+/*
+ * @opcode, an RDMA WRITE or ATOMIC WRITE, from sbuf to (addr, rkey) with
+ * @flags, followed by a message in one chain.
+ */
+static int ktest_put_and_tell(struct ktest_conn *c, enum ib_wr_opcode opcode,
+			      int flags, u32 len, u32 addr_rkey, u64 addr,
+			      const struct ktest_msg *m, u32 inv_rkey,
+			      const char *what, u32 iter)
 {
-	static const enum ib_wc_opcode want[] = { IB_WC_RDMA_WRITE, IB_WC_SEND };
+	enum ib_wc_opcode want[] = { IB_WC_RDMA_WRITE, IB_WC_SEND };
 	struct ib_sge sge[KTEST_DATA_SGES], msge;
 	struct ktest_op *ops[2];
 	struct ib_rdma_wr w = {
-		.wr.opcode = IB_WR_RDMA_WRITE,
-		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.opcode = opcode,
+		.wr.send_flags = IB_SEND_SIGNALED | flags,
 		.wr.sg_list = sge,
 		.remote_addr = addr,
 		.rkey = addr_rkey,
@@ -2302,6 +2306,10 @@ static int ktest_write_and_tell(struct ktest_conn *c, u32 len, u32 addr_rkey,
 	};
 	int n;
 
+#ifdef KTEST_HAVE_MPE
+	if (opcode == IB_WR_ATOMIC_WRITE)
+		want[0] = IB_WC_ATOMIC_WRITE;
+#endif
 	n = ktest_buf_sges(c, &c->sbuf, len, sge);
 	if (n < 0) {
 		ktest_cfail(c, "%s iteration %u: %u bytes do not fit in %d SGEs",
@@ -2323,6 +2331,15 @@ static int ktest_write_and_tell(struct ktest_conn *c, u32 len, u32 addr_rkey,
 	*ktest_op_msg(c, ops[1]) = *m;
 	ktest_op_msg_sge(c, ops[1], &msge);
 	return ktest_run_chain(c, &w.wr, ops, want, 2, what, iter);
+}
+
+/* WRITE from sbuf to (addr, rkey), followed by a message in one chain. */
+static int ktest_write_and_tell(struct ktest_conn *c, u32 len, u32 addr_rkey,
+				u64 addr, const struct ktest_msg *m,
+				u32 inv_rkey, const char *what, u32 iter)
+{
+	return ktest_put_and_tell(c, IB_WR_RDMA_WRITE, 0, len, addr_rkey, addr,
+				  m, inv_rkey, what, iter);
 }
 
 static int ktest_client_write(struct ktest_conn *c)
@@ -2354,54 +2371,6 @@ static int ktest_client_write(struct ktest_conn *c)
 }
 
 #ifdef KTEST_HAVE_MPE
-/*
- * ATOMIC WRITE of the first 8 bytes of sbuf to the peer's buffer, by
- * local key or inline, followed by a message in one chain.
- */
-static int ktest_awrite_and_tell(struct ktest_conn *c, bool inl,
-				 const struct ktest_msg *m, u32 iter)
-{
-	static const enum ib_wc_opcode want[] = {
-		IB_WC_ATOMIC_WRITE, IB_WC_SEND
-	};
-	const char *what = "atomic_write";
-	struct ib_sge sge[KTEST_DATA_SGES], msge;
-	struct ktest_op *ops[2];
-	struct ib_rdma_wr w = {
-		.wr.opcode = IB_WR_ATOMIC_WRITE,
-		.wr.send_flags = IB_SEND_SIGNALED | (inl ? IB_SEND_INLINE : 0),
-		.wr.sg_list = sge,
-		.remote_addr = c->peer_addr,
-		.rkey = c->peer_rkey,
-	};
-	struct ib_send_wr s = {
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-		.sg_list = &msge,
-		.num_sge = 1,
-	};
-	int n;
-
-	n = ktest_buf_sges(c, &c->sbuf, sizeof(u64), sge);
-	if (n < 0)
-		return n;
-	ops[0] = ktest_op_get(c, what);
-	if (!ops[0])
-		return -EBUSY;
-	ops[1] = ktest_op_get(c, what);
-	if (!ops[1]) {
-		ops[0]->busy = false;
-		return -EBUSY;
-	}
-	w.wr.num_sge = n;
-	w.wr.wr_cqe = &ops[0]->cqe;
-	w.wr.next = &s;
-	s.wr_cqe = &ops[1]->cqe;
-	*ktest_op_msg(c, ops[1]) = *m;
-	ktest_op_msg_sge(c, ops[1], &msge);
-	return ktest_run_chain(c, &w.wr, ops, want, 2, what, iter);
-}
-
 /*
  * Work requests the driver must refuse at post time, leaving the QP as
  * it was: an ATOMIC WRITE to an address not 8-byte aligned, or of other
@@ -2463,7 +2432,11 @@ static int ktest_client_awrite(struct ktest_conn *c)
 	for (i = 0; i < ktest_count; i++) {
 		ktest_fill(c->sbuf.va, sizeof(u64), KTEST_SEED_WRITE, i);
 		ktest_msg_init(&m, KTEST_WRITTEN, i, sizeof(u64));
-		err = ktest_awrite_and_tell(c, i & 1, &m, i);
+		/* By local key, and inline every other time. */
+		err = ktest_put_and_tell(c, IB_WR_ATOMIC_WRITE,
+					 i & 1 ? IB_SEND_INLINE : 0, sizeof(u64),
+					 c->peer_rkey, c->peer_addr, &m, 0, what,
+					 i);
 		if (!err)
 			err = ktest_expect(c, &rx, KTEST_VERIFIED, what, i);
 		if (err)

@@ -822,11 +822,15 @@ static enum rxe_resp_result rxe_resp_awrite(struct rxe_qp *qp,
 	    pkt->paylen != RXE_AWRITE_BYTES || bth_pad(bth) ||
 	    (va & (RXE_AWRITE_BYTES - 1)))
 		return RXE_RESP_NAK_INV;
+	/*
+	 * The bytes as they came, in no byte order of ours; only the headers
+	 * are pulled into the linear part, so they may sit in a frag.
+	 */
+	if (skb_copy_bits(skb, pkt->hdrlen, &value, sizeof(value)))
+		return RXE_RESP_NAK_INV;
 	if (!rxe_resp_map_u64(qp, reth_rkey(reth), va, IB_ACCESS_REMOTE_WRITE,
 			      &map))
 		return RXE_RESP_NAK_ACC;
-	/* The bytes as they came, in no byte order of ours. */
-	memcpy(&value, skb->data + pkt->hdrlen, sizeof(value));
 	/* Orders the WRITEs executed before it ahead of these 8 bytes. */
 	smp_store_release(map.addr, value);
 	rxe_resp_unmap_u64(&map);

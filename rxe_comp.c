@@ -607,7 +607,7 @@ static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
 	if (!qp->comp.nkept || psn != qp->comp.psn)
 		return false;
 	wqe = rxe_comp_wqe_at(qp, psn);
-	return wqe && (wqe->mask & RXE_WR_READ) && !(wqe->mask & RXE_WR_MPE);
+	return wqe && rxe_wqe_reads_bytes(wqe);
 }
 
 /*

@@ -118,9 +118,6 @@ static enum ib_wc_status rxe_post_check(const struct rxe_qp *qp,
 		if (wqe->wr.atomic.va & (sizeof(u64) - 1))
 			return IB_WC_LOC_QP_OP_ERR;
 	}
-	/* What the requester sends and the completer expects: no bytes back. */
-	if ((wqe->mask & RXE_WR_MPE) && (wqe->length || wqe->num_sge))
-		return IB_WC_LOC_QP_OP_ERR;
 	if ((wqe->mask & RXE_WR_AWRITE) && (wqe->wr.rdma.va & (sizeof(u64) - 1)))
 		return IB_WC_LOC_QP_OP_ERR;
 	if ((wqe->mask & RXE_WR_FLUSH) && !rxe_post_flush_ok(wqe))

@@ -813,8 +813,7 @@ static bool rxe_req_refetch_one(struct rxe_qp *qp,
 		wqe = rxe_comp_wqe_at(qp, psn);
 		if (!wqe)
 			break;
-		/* A FLUSH or ATOMIC WRITE goes again whole, on a rewind. */
-		if (!(wqe->mask & RXE_WR_READ) || (wqe->mask & RXE_WR_MPE)) {
+		if (!rxe_wqe_reads_bytes(wqe)) {
 			psn = rxe_psn_add(wqe->last_psn, 1);
 			continue;
 		}

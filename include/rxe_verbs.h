@@ -343,6 +343,16 @@ struct rxe_swqe {
 	};
 };
 
+/*
+ * Does @wqe read bytes that come back in READ responses? A FLUSH or an
+ * ATOMIC WRITE, READs of no bytes, never has responses to ask for again
+ * (rxe_req_refetch()): it goes again whole, on a rewind.
+ */
+static inline bool rxe_wqe_reads_bytes(const struct rxe_swqe *wqe)
+{
+	return (wqe->mask & (RXE_WR_READ | RXE_WR_MPE)) == RXE_WR_READ;
+}
+
 /**
  * struct rxe_sq - the send queue of a QP
  * @queue: the ring; slots are struct rxe_send_wqe for a user QP and

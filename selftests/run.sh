@@ -9,17 +9,22 @@
 #   PATTERN        run only the tests whose name contains it (10-device,
 #                  theirs, ...) or that file
 #   --no-build     do not run make (test the rdma_rxe.ko already built)
-#   --list         list the tests with their guests and timeouts
+#   --one-kernel   boot only the guest kernel, not the other kernels too
+#   --list         list the tests with their guests, timeouts and kernels
 #   -v, --verbose  print every check's output, not only the failed ones'
 #
-# Environment: RXE_IMPL=theirs runs the tests against the kernel's own
-# rdma_rxe (RXE_IMPL_A / RXE_IMPL_B per guest), RXE_KO another module file,
-# RXE_KABI / RXE_KSUITE another guest kernel, RXE_VM_* the guests (see
-# lib/vm.sh). Logs go to selftests/results/<timestamp>/ (and results/latest).
-# Prints "PASS name (Ns)" or "FAIL name (Ns): why" for each, ends with
-# "N passed, N failed" and exits non-zero when anything failed. A test
-# headed "# reference: theirs" (it runs the kernel's own rdma_rxe) that
-# fails prints "RETRY name" with why and is run once more.
+# Every test runs on the guest kernel (Debian 12's default). Then the tests
+# headed "# kernels: all" run again on each other kernel the module supports,
+# the kernels of RXE_ALSO_KSUITES (default bookworm-backports, 6.12; see
+# setup.sh), as "name@release", with a module built against its headers in
+# a scratch copy. Environment: RXE_IMPL=theirs runs the tests against the
+# kernel's own rdma_rxe (RXE_IMPL_A / RXE_IMPL_B per guest), RXE_KO another
+# module file, RXE_KABI / RXE_KSUITE another guest kernel, RXE_VM_* the
+# guests (see lib/vm.sh). Logs go to selftests/results/<timestamp>/ (and
+# results/latest). Prints "PASS name (Ns)" or "FAIL name (Ns): why" for
+# each, ends with "N passed, N failed" and exits non-zero when anything
+# failed. A test headed "# reference: theirs" (it runs the kernel's own
+# rdma_rxe) that fails prints "RETRY name" with why and is run once more.
 
 set -euo pipefail
 
@@ -28,14 +33,15 @@ set -euo pipefail
 . "$SELFTESTS/lib/vm.sh"
 
 usage() {
-	sed -n '4,21s/^# \{0,1\}//p' "$0"
+	sed -n '4,27s/^# \{0,1\}//p' "$0"
 	exit "${1:-2}"
 }
 
-build=1 list=0 patterns=()
+build=1 list=0 one_kernel=${RXE_ONE_KERNEL:-0} patterns=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-build) build=0 ;;
+	--one-kernel) one_kernel=1 ;;
 	--list) list=1 ;;
 	-v | --verbose) export RXE_VERBOSE=1 ;;
 	-h | --help) usage 0 ;;
@@ -68,8 +74,9 @@ done
 
 if [ "$list" = 1 ]; then
 	for t in "${tests[@]}"; do
-		printf '%-32s guests: %s  timeout: %ss\n' "$(basename "$t" .sh)" \
-			"$(vm_header "$t" guests)" "$(vm_header "$t" timeout)"
+		printf '%-32s guests: %s  timeout: %4ss  kernels: %s\n' "$(basename "$t" .sh)" \
+			"$(vm_header "$t" guests)" "$(vm_header "$t" timeout)" \
+			"$(vm_header "$t" kernels | grep -x all || echo first)"
 	done
 	exit 0
 fi
@@ -130,11 +137,13 @@ if [ "$build" = 1 ]; then
 		failure build "$((SECONDS - start))" "make failed (log: $rel/build.log)"
 		tail_indented "$results/build.log" 40
 	fi
-	# The other kernels the module supports are not booted, but must build.
+	# The other kernels the module supports must build too. Their modules
+	# are kept for the tests that boot those kernels (other_kernel, below).
 	for kdir in $(other_kdirs); do
 		start=$SECONDS
 		krel=${kdir#/usr/src/linux-headers-}
-		if build_elsewhere "$kdir" "$results/build-$krel.log"; then
+		if build_elsewhere "$kdir" "$results/build-$krel.log" \
+			"$results/modules-$krel"; then
 			pass "build-$krel" "$((SECONDS - start))"
 		else
 			failure "build-$krel" "$((SECONDS - start))" \
@@ -185,38 +194,99 @@ explain() {
 	done
 }
 
-for t in "${tests[@]}"; do
-	name=$(basename "$t" .sh)
-	nguests=$(vm_header "$t" guests)
-	timeout=$(vm_header "$t" timeout)
-	out=$results/$name
-	mkdir -p "$out"
-	start=$SECONDS
-	if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
-		pass "$name" "$((SECONDS - start))"
-		continue
-	fi
-	# A test that runs the kernel's own rdma_rxe ("# reference: theirs")
-	# gets a second run: the 6.1 driver now and then hangs or fails a
-	# transfer under TCG on its own (seen in CI in 02-theirs-smoke, where
-	# nothing of ours is loaded). The first failure is still printed in
-	# full and its logs kept in <test>.first/; a test of ours alone is
-	# never run twice.
-	if [ "$(vm_header "$t" reference)" = theirs ]; then
-		report "RETRY $name ($((SECONDS - start))s): $VM_REASON"
-		say "    logs: $rel/$name.first/"
-		explain "$out"
-		mv "$out" "$out.first"
+# run_tests SUFFIX TEST...: boot each test's guests on kernel $KVER and
+# report it as its name followed by SUFFIX.
+run_tests() {
+	local suffix=$1 t name nguests timeout out start
+	shift
+
+	for t in "$@"; do
+		name=$(basename "$t" .sh)$suffix
+		nguests=$(vm_header "$t" guests)
+		timeout=$(vm_header "$t" timeout)
+		out=$results/$name
 		mkdir -p "$out"
 		start=$SECONDS
 		if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
-			pass "$name" "$((SECONDS - start))" ", second run"
+			pass "$name" "$((SECONDS - start))"
 			continue
 		fi
+		# A test that runs the kernel's own rdma_rxe ("# reference:
+		# theirs") gets a second run: the 6.1 driver now and then hangs
+		# or fails a transfer under TCG on its own (seen in CI in
+		# 02-theirs-smoke, where nothing of ours is loaded). The first
+		# failure is still printed in full and its logs kept in
+		# <test>.first/; a test of ours alone is never run twice.
+		if [ "$(vm_header "$t" reference)" = theirs ]; then
+			report "RETRY $name ($((SECONDS - start))s): $VM_REASON"
+			say "    logs: $rel/$name.first/"
+			explain "$out"
+			mv "$out" "$out.first"
+			mkdir -p "$out"
+			start=$SECONDS
+			if vm_run "$out" "${nguests:-1}" "${timeout:-300}" "$t"; then
+				pass "$name" "$((SECONDS - start))" ", second run"
+				continue
+			fi
+		fi
+		failure "$name" "$((SECONDS - start))" "$VM_REASON"
+		say "    logs: $rel/$name/"
+		explain "$out"
+	done
+}
+
+# other_kernel SUITE ABI TEST...: run the tests on kernel ABI from apt
+# suite SUITE with a module built for it (by the build step above, or now
+# with --no-build), as "name@ABI".
+other_kernel() {
+	local suite=$1 abi=$2 mods=$results/modules-$2 start
+	shift 2
+
+	start=$SECONDS
+	if ! RXE_KSUITE=$suite RXE_KABI=$abi kernel_prepare >"$results/kernel-$abi.log" 2>&1; then
+		failure "kernel-$abi" "$((SECONDS - start))" \
+			"cannot prepare guest kernel $abi (log: $rel/kernel-$abi.log)"
+		tail_indented "$results/kernel-$abi.log"
+		return 0
 	fi
-	failure "$name" "$((SECONDS - start))" "$VM_REASON"
-	say "    logs: $rel/$name/"
-	explain "$out"
+	say "guest kernel $KVER ($((SECONDS - start))s)"
+	if [ ! -e "$mods/rdma_rxe.ko" ]; then
+		# The build step failed for it, and said so.
+		[ ! -e "$results/build-$abi.log" ] || return 0
+		start=$SECONDS
+		if build_elsewhere "/usr/src/linux-headers-$abi" "$results/build-$abi.log" "$mods"; then
+			pass "build-$abi" "$((SECONDS - start))"
+		else
+			failure "build-$abi" "$((SECONDS - start))" \
+				"W=1 build against /usr/src/linux-headers-$abi failed (log: $rel/build-$abi.log)"
+			tail_indented "$results/build-$abi.log" 40
+			return 0
+		fi
+	fi
+	RXE_KO=$mods/rdma_rxe.ko RXE_KTEST_KO=$mods/rxe_ktest.ko run_tests "@$abi" "$@"
+}
+
+run_tests "" "${tests[@]}"
+
+# The tests headed "# kernels: all", on the other kernels setup.sh installs
+# the headers of.
+also=()
+for t in "${tests[@]}"; do
+	[ "$(vm_header "$t" kernels)" = all ] && also+=("$t")
 done
+if [ "$one_kernel" != 1 ] && [ "${#also[@]}" != 0 ]; then
+	first=$KVER
+	for suite in ${RXE_ALSO_KSUITES-bookworm-backports}; do
+		abi=$(RXE_KSUITE=$suite kernel_default_abi)
+		if [ -z "$abi" ] || [ "$abi" = "$first" ]; then
+			continue
+		fi
+		if [ ! -d "/usr/src/linux-headers-$abi" ]; then
+			say "not booted: $suite's kernel $abi (no headers: selftests/setup.sh installs them)"
+			continue
+		fi
+		other_kernel "$suite" "$abi" "${also[@]}"
+	done
+fi
 
 finish_run

@@ -44,19 +44,25 @@ other_kdirs() {
 }
 
 # Build the module and the kernel-verbs test module with W=1 -Werror
-# against headers tree $1, into $2 (log). The build runs in a scratch copy
-# of the sources, so that the guests' rdma_rxe.ko stays as it is.
+# against headers tree $1, into $2 (log); with $3, keep rdma_rxe.ko and
+# rxe_ktest.ko in that folder. The build runs in a scratch copy of the
+# sources, so that the guests' rdma_rxe.ko stays as it is.
 build_elsewhere() {
-	local kdir=$1 log=$2 tmp rc=0
+	local kdir=$1 log=$2 keep=${3:-} tmp ver rc=0
 
+	ver=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
 	tmp=$(mktemp -d) || return 1
 	mkdir -p "$tmp/selftests/ktest"
 	cp -r "$REPO"/Kbuild "$REPO"/Makefile "$REPO"/*.c "$REPO"/include \
 		"$REPO"/scripts "$tmp/" &&
 		cp "$REPO"/selftests/ktest/Kbuild "$REPO"/selftests/ktest/*.c \
 			"$tmp/selftests/ktest/" &&
-		make -C "$tmp" KDIR="$kdir" RXE_VERSION=build-check w1 ktest \
+		make -C "$tmp" KDIR="$kdir" RXE_VERSION="$ver" w1 ktest \
 			>"$log" 2>&1 || rc=1
+	if [ "$rc" = 0 ] && [ -n "$keep" ]; then
+		mkdir -p "$keep" &&
+			cp "$tmp/rdma_rxe.ko" "$tmp/selftests/ktest/rxe_ktest.ko" "$keep/" || rc=1
+	fi
 	rm -rf "$tmp"
 	return "$rc"
 }

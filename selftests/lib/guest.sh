@@ -406,6 +406,22 @@ rxe_del() {
 	rdma link delete "${1:-rxe0}"
 }
 
+# rxe_teardown [DEV]: the end of a test of one device (default rxe0), as
+# checks: no object left on it but the PD, CQ and QP 1 of ib_core's MAD
+# agent, the device deleted, the module unloaded, no object left behind
+# by the driver's audit, and a clean kernel log.
+rxe_teardown() {
+	local dev=${1:-rxe0}
+
+	check_match "no QP, MR, CQ or PD left on $dev" \
+		"$dev: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0" rdma resource show
+	check "rdma link delete $dev" rxe_del "$dev"
+	check "rmmod rdma_rxe" rmmod rdma_rxe
+	expect_fail "no objects leaked (the driver's audit at delete and unload)" \
+		sh -c "dmesg | grep -E 'objects leaked|still waiting for'"
+	dmesg_clean
+}
+
 # gid_index IP [DEV]: print the GID index of IPv4 or IPv6 address IP.
 gid_index() {
 	local ip=$1 dev=${2:-rxe0} want f gid o1 o2 o3 o4
@@ -506,6 +522,7 @@ _dmesg_clean() {
 	return 1
 }
 
+# shellcheck disable=SC2120 # tests pass their own description
 dmesg_clean() {
 	check "${1:-kernel log is clean (no WARNING, BUG, Oops, lockdep, ...)}" _dmesg_clean
 }

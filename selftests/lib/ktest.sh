@@ -29,7 +29,7 @@
 # and listen_ms (a server's wait for a client, default 120 s); the wait
 # here is bounded by KTEST_WAIT seconds.
 
-KTEST_KO=${KTEST_KO:-$REPO/selftests/ktest/rxe_ktest.ko}
+KTEST_KO=${RXE_KTEST_KO:-$REPO/selftests/ktest/rxe_ktest.ko}
 KTEST_DBG=/sys/kernel/debug/rxe_ktest
 KTEST_WAIT=${KTEST_WAIT:-150}
 

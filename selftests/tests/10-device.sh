@@ -11,6 +11,7 @@
 #
 # guests: 1
 # timeout: 240
+# kernels: all
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

@@ -15,6 +15,7 @@
 #
 # guests: 1
 # timeout: 300
+# kernels: all
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

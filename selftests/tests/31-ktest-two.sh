@@ -18,6 +18,7 @@
 #
 # guests: 2
 # timeout: 360
+# kernels: all
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

@@ -28,6 +28,7 @@
 #
 # guests: 2
 # timeout: 480
+# kernels: all
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

@@ -200,6 +200,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->peer_drops = false;
 	comp->nak_once = false;
 	comp->alone_open = false;
+	comp->nak_held = false;
 	comp->rtt_start = 0;
 	comp->srtt_ns = 0;
 	comp->rttvar_ns = 0;
@@ -595,6 +596,30 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
 	comp->rtt_start = 0;
 }
 
+/* Is the NAK held a sequence NAK? */
+static bool rxe_comp_seq_held(const struct rxe_comp *comp)
+{
+	return comp->nak_held &&
+	       FIELD_GET(AETH_TYPE, comp->held_syn) == AETH_TYPE_NAK &&
+	       FIELD_GET(AETH_VALUE, comp->held_syn) == AETH_NAK_PSN_SEQ_ERR;
+}
+
+/*
+ * Where a refetch stops: after a gap seen, at the last response kept;
+ * after the retry timer, at req.psn, every response not in. A sequence
+ * NAK held past a READ says better: the responder answered every request
+ * before its PSN and none from it on (rxe_comp_hold_nak()).
+ */
+static u32 rxe_comp_fetch_end(const struct rxe_qp *qp,
+			      enum rxe_comp_loss_kind kind)
+{
+	const struct rxe_comp *comp = &qp->comp;
+
+	if (rxe_comp_seq_held(comp))
+		return comp->held_psn;
+	return kind == RXE_LOSS_SEEN ? comp->kept_top : qp->req.psn;
+}
+
 /*
  * Can the requester ask again for just the READ responses missing from
  * @psn on? Only when responses past them were kept, and @psn is the
@@ -643,8 +668,7 @@ static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,
 	} else if (kind != RXE_LOSS_NAK && rxe_comp_refetchable(qp, psn)) {
 		comp->fetching = true;
 		comp->fetch_mark = qp->req.psn;
-		rxe_req_refetch(qp, psn, kind == RXE_LOSS_SEEN ? comp->kept_top :
-								 qp->req.psn);
+		rxe_req_refetch(qp, psn, rxe_comp_fetch_end(qp, kind));
 	} else {
 		rxe_req_rewind(qp, psn);
 	}
@@ -826,17 +850,114 @@ static enum ib_wc_status rxe_comp_nak_status(u8 code)
 	}
 }
 
+/*
+ * A NAK or an RNR NAK for @psn, the oldest PSN not acknowledged: wait
+ * and send again, send again now, or fail the work request it names.
+ */
+static void rxe_comp_nak(struct rxe_qp *qp, u32 psn, u8 syn)
+{
+	u8 value = FIELD_GET(AETH_VALUE, syn);
+
+	if (FIELD_GET(AETH_TYPE, syn) == AETH_TYPE_RNR_NAK) {
+		rxe_comp_rnr(qp, value);
+		return;
+	}
+	if (value != AETH_NAK_PSN_SEQ_ERR) {
+		rxe_comp_fail(qp, rxe_comp_nak_status(value));
+		return;
+	}
+	/*
+	 * A second NAK for where the requester just went back to was most
+	 * likely set off by an old packet that overtook the ones sent again.
+	 */
+	if (rxe_comp_resent_lately(&qp->comp))
+		return;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
+	rxe_comp_retry(qp, psn, RXE_LOSS_NAK);
+}
+
+/*
+ * A NAK or RNR NAK for @psn past a READ or atomic still waiting for its
+ * responses. The responder executed every request before @psn, that one
+ * too, and answered it before this NAK; the NAK applies once those
+ * answers are in, when comp.psn gets to @psn. Until then it is held, the
+ * latest one if more come.
+ *
+ * After a sequence NAK the answers missing were lost, as after an ACK past
+ * a READ: READ responses missing before @psn are asked for again at once
+ * (rxe_comp_fetch_end()), or, with none kept, the requester goes back to
+ * comp.psn, which sends @psn again too. Not when it just did either: the
+ * refetch that a gap set off is then still being answered, behind the
+ * responses sent before this NAK.
+ */
+static void rxe_comp_hold_nak(struct rxe_qp *qp, u32 psn, u8 syn)
+{
+	struct rxe_comp *comp = &qp->comp;
+
+	if (comp->nak_held && rxe_psn_diff(psn, comp->held_psn) < 0)
+		return;
+	comp->nak_held = true;
+	comp->held_psn = psn;
+	comp->held_syn = syn;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_NAK_HELD);
+	if (!rxe_comp_seq_held(comp) || rxe_comp_resent_lately(comp))
+		return;
+	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
+	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
+}
+
+/**
+ * rxe_comp_resending() - the requester sends again from a PSN
+ * @qp: an RC QP
+ * @psn: the first PSN it sends again
+ *
+ * A sequence NAK or RNR NAK held for @psn or a later PSN asked for what
+ * now goes again, and the responder answers that afresh. A NAK for an
+ * error stays: it is the responder's verdict on its request.
+ *
+ * Context: the send task.
+ */
+void rxe_comp_resending(struct rxe_qp *qp, u32 psn)
+{
+	struct rxe_comp *comp = &qp->comp;
+
+	if (comp->nak_held && rxe_psn_diff(comp->held_psn, psn) >= 0 &&
+	    (rxe_comp_seq_held(comp) ||
+	     FIELD_GET(AETH_TYPE, comp->held_syn) == AETH_TYPE_RNR_NAK))
+		comp->nak_held = false;
+}
+
+/*
+ * The held NAK applies once comp.psn gets to its PSN: the READ or atomic
+ * that held the walk is done, and the SENDs and WRITEs after it that the
+ * NAK acknowledged complete on the way there. Past its PSN, an ACK
+ * covered it and it is moot.
+ */
+static void rxe_comp_release_nak(struct rxe_qp *qp)
+{
+	struct rxe_comp *comp = &qp->comp;
+	u32 psn = comp->held_psn;
+
+	if (rxe_psn_diff(comp->psn, psn) < 0) {
+		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
+		if (comp->psn != psn)
+			return;
+	}
+	comp->nak_held = false;
+	if (comp->psn == psn)
+		rxe_comp_nak(qp, psn, comp->held_syn);
+}
+
 /* An ACKNOWLEDGE packet: an ACK, an RNR NAK or a NAK. */
 static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	const struct rxe_aeth *aeth = rxe_pkt_hdr(skb, RXE_AETH);
 	u32 psn = rxe_skb_pkt(skb)->psn;
 	u8 syn = aeth_syn(aeth);
-	u8 value = FIELD_GET(AETH_VALUE, syn);
+	u8 type = FIELD_GET(AETH_TYPE, syn);
 	struct rxe_swqe *stop;
 	bool alone;
-	u32 acked = FIELD_GET(AETH_TYPE, syn) == AETH_TYPE_ACK ? psn :
-		    rxe_psn_add(psn, -1);
+	u32 acked = type == AETH_TYPE_ACK ? psn : rxe_psn_add(psn, -1);
 
 	/*
 	 * The responder has more than the requester sent again since a
@@ -854,8 +975,12 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 		rxe_req_forward(qp, acked);
 	}
 
-	switch (FIELD_GET(AETH_TYPE, syn)) {
+	switch (type) {
 	case AETH_TYPE_ACK:
+		/* The packet of a NAK held got there after all. */
+		if (qp->comp.nak_held &&
+		    rxe_psn_diff(psn, qp->comp.held_psn) >= 0)
+			qp->comp.nak_held = false;
 		alone = qp->comp.alone_open;
 		stop = rxe_comp_ack(qp, psn);
 		if (alone)
@@ -864,29 +989,16 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0)
 			rxe_comp_gap(qp, psn, true);
 		break;
-	case AETH_TYPE_RNR_NAK:
-		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
-		if (psn == qp->comp.psn)
-			rxe_comp_rnr(qp, value);
-		break;
 	case AETH_TYPE_NAK:
-		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
-		if (psn != qp->comp.psn)
-			break;
-		if (value == AETH_NAK_PSN_SEQ_ERR) {
+	case AETH_TYPE_RNR_NAK:
+		if (type == AETH_TYPE_NAK &&
+		    FIELD_GET(AETH_VALUE, syn) == AETH_NAK_PSN_SEQ_ERR)
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RCV_SEQ_ERR);
-			/*
-			 * A second NAK for where the requester just went
-			 * back to was most likely set off by an old packet
-			 * that overtook the ones sent again.
-			 */
-			if (rxe_comp_resent_lately(&qp->comp))
-				break;
-			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
-			rxe_comp_retry(qp, psn, RXE_LOSS_NAK);
-		} else {
-			rxe_comp_fail(qp, rxe_comp_nak_status(value));
-		}
+		stop = rxe_comp_ack(qp, acked);
+		if (psn == qp->comp.psn)
+			rxe_comp_nak(qp, psn, syn);
+		else if (stop && rxe_psn_diff(acked, stop->first_psn) >= 0)
+			rxe_comp_hold_nak(qp, psn, syn);
 		break;
 	default:
 		/* Reserved syndrome: ignore the packet. */
@@ -1179,6 +1291,8 @@ static void rxe_comp_rcv(struct rxe_qp *qp, struct sk_buff *skb)
 		rxe_comp_acknowledge(qp, skb);
 	if (qp->comp.nkept && rxe_qp_state(qp) != IB_QPS_ERR)
 		rxe_comp_take_kept(qp);
+	if (qp->comp.nak_held && rxe_qp_state(qp) != IB_QPS_ERR)
+		rxe_comp_release_nak(qp);
 }
 
 static enum ib_wc_opcode rxe_comp_wc_opcode(u32 wr_opcode)

@@ -199,6 +199,7 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 	qp->req.solicit = false;
 	qp->req.alone = false;
 	rxe_comp_forget_kept(qp);
+	rxe_comp_resending(qp, psn);
 	trace_rxe_retry(qp, psn);
 }
 

@@ -90,6 +90,7 @@ u64 rxe_comp_rnr_timeout_ns(u8 code);
 u64 rxe_comp_ack_timeout_ns(u8 timeout);
 bool rxe_comp_selftest(void);
 void rxe_comp_forget_kept(struct rxe_qp *qp);
+void rxe_comp_resending(struct rxe_qp *qp, u32 psn);
 struct rxe_swqe *rxe_comp_wqe_at(struct rxe_qp *qp, u32 psn);
 
 /**

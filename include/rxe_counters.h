@@ -65,6 +65,9 @@
  *	kept, their payload put in place at once (rxe_comp_keep())
  * @RXE_CNT_READ_REFETCH: READ requests sent again for only the responses
  *	missing before the last one kept (rxe_req_refetch())
+ * @RXE_CNT_NAK_HELD: NAKs and RNR NAKs for a PSN past a READ or atomic
+ *	still waiting for its responses, held until those are in
+ *	(rxe_comp_hold_nak())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -105,6 +108,7 @@ enum rxe_counter {
 	RXE_CNT_TASK_DEFERRED,
 	RXE_CNT_READ_KEPT,
 	RXE_CNT_READ_REFETCH,
+	RXE_CNT_NAK_HELD,
 	RXE_CNT_NUM,
 };
 

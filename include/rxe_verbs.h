@@ -499,6 +499,11 @@ struct rxe_req {
  *	and the ACK that covers what followed it has not come yet
  * @alone_end: top_psn when it went; the ACK for everything before it
  *	ends the episode
+ * @nak_held: a NAK or RNR NAK came for @held_psn while a READ or atomic
+ *	before it still waited for its responses; it applies when @psn gets
+ *	there (rxe_comp_release_nak())
+ * @held_psn: the PSN it named
+ * @held_syn: its AETH syndrome
  * @rtt_psn: the PSN whose acknowledgment times a round trip
  * @rtt_start: when it was sent, or 0 when no round trip is timed
  * @srtt_ns: smoothed round-trip time, 0 before the first sample
@@ -544,6 +549,9 @@ struct rxe_comp {
 	u32 nak_psn;
 	bool alone_open;
 	u32 alone_end;
+	bool nak_held;
+	u8 held_syn;
+	u32 held_psn;
 	u32 rtt_psn;
 	ktime_t rtt_start;
 	u64 srtt_ns;

@@ -155,7 +155,7 @@ def target(peer4, peer6, me4, me6):
     hello = ctl.expect("hello")
 
     names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
-             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd"]
+             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd", "nf"]
     if mpe:
         names += ["pl"] + MPE_VICTIMS
     types = {"ud": "UD", "uc": "UC"}
@@ -229,6 +229,16 @@ def target(peer4, peer6, me4, me6):
             wr.set_wr_rdma(msg["rkey"], msg["va"])
             qps["rd"].post_send(wr)
             ctl.send(msg="read_gap")
+        elif cmd == "read_write":
+            # A READ and a WRITE behind it, both to the attacker.
+            qp = qps[msg["qp"]]
+            wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, msg["len"], 0x981)
+            wr.set_wr_rdma(msg["rkey"], msg["va"])
+            qp.post_send(wr)
+            wr = ep.send_wr(e.IBV_WR_RDMA_WRITE, READ_OFF, msg["wlen"], 0x982)
+            wr.set_wr_rdma(msg["rkey"], msg["wva"])
+            qp.post_send(wr)
+            ctl.send(msg="read_write")
         elif cmd == "send":
             wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["len"], 0x900)
             qps["live"].post_send(wr)
@@ -1279,11 +1289,142 @@ class Attacker:
               delta == dict({k: 0 for k in DROPS}, read_rsp_kept=n - 2,
                             read_refetch=1), delta)
 
+    def nak_past_read(self):
+        """The target READs 12 KiB from us and WRITEs 2 KiB behind it, and
+        we answer the WRITE with a NAK while READ responses are missing.
+        A NAK for a PSN past a READ says that the READ was executed and
+        answered before it. On QP rd, a sequence NAK for the WRITE's first
+        packet with response 1 missing: the responses missing were lost,
+        so the target asks at once for them, and sends the WRITE again
+        once they are in. On QP nf, a remote access NAK for the
+        WRITE with response 1 missing, asked again for: once it comes the
+        READ completes, and then the WRITE fails with the NAK's status,
+        not with retries exceeded against a responder gone quiet."""
+        if not self.ours:
+            return
+        n, va, wva, rkey = 12, 0x7E0000002000, 0x7E0000100000, 0x4D3
+        data = pattern(11, n * 1024)
+
+        def ours(p):
+            return p.qpn == DEAD_QPN and p.opcode in (
+                roce.OP["RC RDMA_READ_REQUEST"],
+                roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"])
+
+        def rsp(qpn, psn0, i, kind):
+            hdr = roce.bth(roce.OP["RC RDMA_READ_RESPONSE_" + kind], qpn,
+                           (psn0 + i) & 0xFFFFFF)
+            if kind != "MIDDLE":
+                hdr += roce.aeth(0x1F, 1)
+            return self.frame(hdr + data[i * 1024:(i + 1) * 1024])
+
+        def nak(qpn, psn, syn):
+            return self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
+                                       psn & 0xFFFFFF) + roce.aeth(syn, 1))
+
+        def what(p):
+            op = roce.opname(p.opcode)
+            if "RETH" in p.hdrs:
+                return (op, p.psn, p.hdrs["RETH"]["va"],
+                        p.hdrs["RETH"]["dmalen"])
+            return (op, p.psn)
+
+        def start(name):
+            self.raw.drain()
+            self.ask("read_write", qp=name, va=va, rkey=rkey, len=n * 1024,
+                     wva=wva, wlen=2048)
+            got = self.replies(count=3, want=ours)
+            if not check("NAK past a READ (QP %s): the target sends the "
+                         "READ request and the WRITE's two packets" % name,
+                         [p.opcode for p in got] ==
+                         [roce.OP["RC RDMA_READ_REQUEST"],
+                          roce.OP["RC RDMA_WRITE_FIRST"],
+                          roce.OP["RC RDMA_WRITE_LAST"]],
+                         [what(p) for p in got]):
+                return None
+            return got[0].psn
+
+        # Sequence NAK: the responses missing were lost. Ask for them now;
+        # the WRITE goes again once the READ is complete.
+        hw0 = self.counters()[0]
+        qpn = self.qpn["rd"]
+        psn0 = start("rd")
+        if psn0 is None:
+            return
+        self.inject([rsp(qpn, psn0, 0, "FIRST"), rsp(qpn, psn0, 2, "MIDDLE"),
+                     nak(qpn, psn0 + n, roce.NAK_SEQ)], pace=0)
+        got = self.replies(count=1, want=ours)
+        want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
+                 (n - 1) * 1024)]
+        check("sequence NAK past a READ: at once the target asks for every "
+              "response missing before the NAKed PSN",
+              [what(p) for p in got] == want,
+              "sent %s, want %s" % ([what(p) for p in got], want))
+        self.inject([rsp(qpn, psn0, i, "FIRST" if i == 1 else
+                         "LAST" if i == n - 1 else "MIDDLE")
+                     for i in range(1, n)], pace=0)
+        got = self.replies(count=1, want=ours)
+        want = [("RC RDMA_WRITE_FIRST", (psn0 + n) & 0xFFFFFF, wva, 2048)]
+        check("sequence NAK past a READ: once the READ is in, the WRITE "
+              "goes again from the NAKed packet", [what(p) for p in got] == want,
+              "sent %s, want %s" % ([what(p) for p in got], want))
+        self.inject([self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
+                                         (psn0 + n + 1) & 0xFFFFFF) +
+                                roce.aeth(0x1F, 2))], pace=0)
+        w = self.ask("poll", n=2, timeout=5)["wcs"]
+        check("sequence NAK past a READ: the READ and the WRITE complete",
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("rd", 0, 0x981), ("rd", 0, 0x982)], w)
+        check("sequence NAK past a READ: every byte of the READ in place",
+              bytes.fromhex(self.ask("read", off=GAP_OFF,
+                                     len=n * 1024)["data"]) == data)
+        hw1 = self.counters()[0]
+        delta = {k: hw1.get(k, 0) - hw0.get(k, 0)
+                 for k in ("nak_held", "completer_retry_err", "retry_early",
+                           "retry_timeout")}
+        # The retry timer may fire as well when this guest is slow; the
+        # NAK's own resends are the completer's.
+        check("sequence NAK past a READ: held (nak_held +1), and acted on "
+              "twice, for the gap and for the NAKed packet "
+              "(completer_retry_err +2)",
+              delta["nak_held"] == 1 and delta["completer_retry_err"] == 2,
+              delta)
+
+        # Remote access NAK: it waits for the READ, then fails the WRITE.
+        qpn = self.qpn["nf"]
+        psn0 = start("nf")
+        if psn0 is None:
+            return
+        self.inject([rsp(qpn, psn0, 0, "FIRST")] +
+                    [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
+                     for i in range(2, n)] +
+                    [nak(qpn, psn0 + n, roce.NAK_ACC)], pace=0)
+        got = self.replies(count=1, want=ours)
+        want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
+                 1024)]
+        if check("access NAK past a READ: the target asks again for the "
+                 "missing response alone", [what(p) for p in got] == want,
+                 "sent %s, want %s" % ([what(p) for p in got], want)):
+            self.inject([rsp(qpn, psn0, 1, "LAST")], pace=0)
+        w = self.ask("poll", n=2, timeout=5)["wcs"]
+        check("access NAK past a READ: the READ completes, then the WRITE "
+              "fails with the NAK's status (remote access error)",
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("nf", 0, 0x981),
+               ("nf", self.e.IBV_WC_REM_ACCESS_ERR, 0x982)], w)
+        check("access NAK past a READ: every byte of the READ in place",
+              bytes.fromhex(self.ask("read", off=GAP_OFF,
+                                     len=n * 1024)["data"]) == data)
+        hw2 = self.counters()[0]
+        held = hw2.get("nak_held", 0) - hw1.get("nak_held", 0)
+        check("access NAK past a READ: held for the READ (nak_held +%d, "
+              "want 1)" % held, held == 1)
+
     def run(self):
         if not self.warm_up():
             self.ask("bye")
             finish()
         self.read_gap()     # first: the fuzz aims at every QP, rd too
+        self.nak_past_read()
         self.door()
         self.demux()
         self.masked()

@@ -36,6 +36,10 @@
 . "$REPO/selftests/lib/traffic.sh"
 
 hostile=$REPO/selftests/py/hostile.py
+# Whether the opcodes of FLUSH and ATOMIC WRITE are known, for both sides.
+RXE_KERNEL_MPE=no
+kernel_has_mpe && RXE_KERNEL_MPE=yes
+export RXE_KERNEL_MPE
 
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0

@@ -236,8 +236,12 @@ def target(peer4, peer6, me4, me6):
             wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, msg["len"], 0x981)
             wr.set_wr_rdma(msg["rkey"], msg["va"])
             qp.post_send(wr)
-            wr = ep.send_wr(e.IBV_WR_RDMA_WRITE, READ_OFF, msg["wlen"], 0x982)
-            wr.set_wr_rdma(msg["rkey"], msg["wva"])
+            if msg.get("send"):
+                wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["wlen"], 0x982)
+            else:
+                wr = ep.send_wr(e.IBV_WR_RDMA_WRITE, READ_OFF, msg["wlen"],
+                                0x982)
+                wr.set_wr_rdma(msg["rkey"], msg["wva"])
             qp.post_send(wr)
             ctl.send(msg="read_write")
         elif cmd == "send":
@@ -1300,7 +1304,9 @@ class Attacker:
         once they are in. On QP nf, a remote access NAK for the
         WRITE with response 1 missing, asked again for: once it comes the
         READ completes, and then the WRITE fails with the NAK's status,
-        not with retries exceeded against a responder gone quiet."""
+        not with retries exceeded against a responder gone quiet. Then on
+        rd an RNR NAK for a SEND behind a READ: once the READ is in, the
+        target waits as asked and sends the SEND again."""
         if not self.ours:
             return
         n, va, wva, rkey = 12, 0x7E0000002000, 0x7E0000100000, 0x4D3
@@ -1308,7 +1314,7 @@ class Attacker:
 
         def ours(p):
             return p.qpn == DEAD_QPN and p.opcode in (
-                roce.OP["RC RDMA_READ_REQUEST"],
+                roce.OP["RC RDMA_READ_REQUEST"], roce.OP["RC SEND_ONLY"],
                 roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"])
 
         def rsp(qpn, psn0, i, kind):
@@ -1329,17 +1335,18 @@ class Attacker:
                         p.hdrs["RETH"]["dmalen"])
             return (op, p.psn)
 
-        def start(name):
+        def start(name, send=False):
             self.raw.drain()
             self.ask("read_write", qp=name, va=va, rkey=rkey, len=n * 1024,
-                     wva=wva, wlen=2048)
-            got = self.replies(count=3, want=ours)
+                     wva=wva, wlen=1024 if send else 2048, send=send)
+            ops = [roce.OP["RC RDMA_READ_REQUEST"]] + (
+                [roce.OP["RC SEND_ONLY"]] if send else
+                [roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"]])
+            got = self.replies(count=len(ops), want=ours)
             if not check("NAK past a READ (QP %s): the target sends the "
-                         "READ request and the WRITE's two packets" % name,
-                         [p.opcode for p in got] ==
-                         [roce.OP["RC RDMA_READ_REQUEST"],
-                          roce.OP["RC RDMA_WRITE_FIRST"],
-                          roce.OP["RC RDMA_WRITE_LAST"]],
+                         "READ request and the %s" %
+                         (name, "SEND" if send else "WRITE's two packets"),
+                         [p.opcode for p in got] == ops,
                          [what(p) for p in got]):
                 return None
             return got[0].psn
@@ -1419,6 +1426,42 @@ class Attacker:
         held = hw2.get("nak_held", 0) - hw1.get("nak_held", 0)
         check("access NAK past a READ: held for the READ (nak_held +%d, "
               "want 1)" % held, held == 1)
+
+        # RNR NAK for a SEND: once the READ is in, the target waits as
+        # asked (code 1: 10 us) and sends the SEND again.
+        qpn = self.qpn["rd"]
+        psn0 = start("rd", send=True)
+        if psn0 is None:
+            return
+        self.inject([rsp(qpn, psn0, 0, "FIRST")] +
+                    [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
+                     for i in range(2, n)] +
+                    [nak(qpn, psn0 + n, 0x21)], pace=0)
+        got = self.replies(count=1, want=ours)
+        want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
+                 1024)]
+        if check("RNR NAK past a READ: the target asks again for the "
+                 "missing response alone", [what(p) for p in got] == want,
+                 "sent %s, want %s" % ([what(p) for p in got], want)):
+            self.inject([rsp(qpn, psn0, 1, "LAST")], pace=0)
+        got = self.replies(count=1, want=ours)
+        want = [("RC SEND_ONLY", (psn0 + n) & 0xFFFFFF)]
+        check("RNR NAK past a READ: once the READ is in, the SEND goes again",
+              [what(p) for p in got] == want,
+              "sent %s, want %s" % ([what(p) for p in got], want))
+        self.inject([self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
+                                         (psn0 + n) & 0xFFFFFF) +
+                                roce.aeth(0x1F, 3))], pace=0)
+        w = self.ask("poll", n=2, timeout=5)["wcs"]
+        check("RNR NAK past a READ: the READ and the SEND complete",
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("rd", 0, 0x981), ("rd", 0, 0x982)], w)
+        hw3 = self.counters()[0]
+        delta = {k: hw3.get(k, 0) - hw2.get(k, 0)
+                 for k in ("nak_held", "rcvd_rnr_err")}
+        check("RNR NAK past a READ: held, then waited out (nak_held +1, "
+              "rcvd_rnr_err +1)", delta == {"nak_held": 1, "rcvd_rnr_err": 1},
+              delta)
 
     def run(self):
         if not self.warm_up():

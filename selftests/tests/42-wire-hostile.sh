@@ -17,7 +17,10 @@
 # duplicates not executed again, bad ones NAKed (else unknown opcodes);
 # a seeded fuzz of near-valid packets whose every counter is predicted; a
 # flood of bad ICRCs; the responses to a READ of the target's with one
-# lost and the rest trickling in (ours asks again once, for that one).
+# lost and the rest trickling in (ours asks again once, for that one); a
+# sequence, remote access and RNR NAK for a WRITE or SEND behind a READ
+# with a response missing (ours holds each until the READ is in, then
+# acts on it: sends again, fails the WRITE with the NAK's status, waits).
 # Each class must move its named counter by exactly its count (ours; the
 # in-tree rxe has no drop counters, nor takes a FLUSH with a right ICRC),
 # the live connection must carry traffic afterwards, and both kernel logs

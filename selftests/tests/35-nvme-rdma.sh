@@ -7,7 +7,10 @@
 # pattern with O_DIRECT, reads it back with O_DIRECT and compares, and
 # disconnects. The target checks that its namespace holds the same bytes
 # and is torn down. Then once more, 8 MiB, with nvmet-rdma on shared
-# receive queues (use_srq=1). rdma_rxe is unloaded on both sides.
+# receive queues (use_srq=1); and 16 MiB with both guests dropping 1% of
+# what they receive while the host writes and reads: the data must come
+# through intact with no I/O error, reset or reconnect. rdma_rxe is
+# unloaded on both sides.
 #
 # nvme-rdma registers host memory with fast registration (REG_MR) and
 # takes remote invalidation (SEND with invalidate) from nvmet-rdma, which
@@ -115,8 +118,32 @@ read_back() {
 		cmp "$1" /tmp/nvme-readback && echo "$2 MiB identical"
 }
 
+# The kernel log has no sign that nvme-rdma gave up on a command: an I/O
+# error, a timeout, a reset or a reconnect of the controller.
+no_nvme_trouble() {
+	! dmesg | grep -E "nvme.*(I/O error|timeout|resetting|reconnect|Reconnecting)|I/O error, dev nvme"
+}
+
 reload_nvmet_rdma() {
 	rmmod nvmet_rdma && modprobe nvmet-rdma "$@"
+}
+
+# lossy_start PHASE / lossy_end PHASE: in the lossy phase, once the host
+# is connected (rdma_cm's MADs are not what it tests), both guests drop
+# 1% of what eth0 receives until the host's I/O is done.
+lossy_start() {
+	[ "$1" = lossy ] || return 0
+	check "barrier: $1 host connected" barrier "$1-connected"
+	check "$1: drop 1% of what eth0 receives, at random" wire_drop 1
+}
+
+lossy_end() {
+	[ "$1" = lossy ] || return 0
+	check "barrier: $1 I/O done" barrier "$1-io"
+	check "$1: stop dropping (what was dropped: see checks.log)" wire_drop
+	info "$1: recovery on rxe0:" "$(rdma statistic show link rxe0/1 2>/dev/null |
+		grep -oE '(rcvd_seq_err|completer_retry_err|retry_early|read_refetch|nak_held) [0-9]+' |
+		tr '\n' ' ')"
 }
 
 # target_phase PHASE MIB SEEK: export nullb0, wait for the host, check
@@ -125,6 +152,8 @@ target_phase() {
 	check_match "$1: nvmet exports nullb0 as $NQN on rdma $MY_IP:4420" \
 		"enabling port 1 \\($MY_IP:4420\\)" nvmet_setup
 	check "barrier: $1 target ready" barrier "$1-target"
+	lossy_start "$1"
+	lossy_end "$1"
 	check "barrier: $1 host done" barrier "$1-host"
 	check_match "$1: the namespace holds the $2 MiB the host wrote at $3 MiB (sha256 of nullb0)" \
 		"host wrote" target_holds "$1" "$2" "$3"
@@ -143,12 +172,15 @@ host_phase() {
 		nvme connect -t rdma -a "$PEER_IP" -s 4420 -n "$NQN"
 	DEV=$(nvme_dev) || DEV=
 	check "$1: the namespace of $NQN shows up as a block device ($DEV)" test -n "$DEV"
+	lossy_start "$1"
 	if [ -n "$DEV" ]; then
 		check_match "$1: write $2 MiB of the pattern at $3 MiB of /dev/$DEV with O_DIRECT" \
 			"^$2\\+0 records out" write_at "$pat" "$2" "$3"
 		check_match "$1: read $2 MiB back with O_DIRECT: identical to the pattern" \
 			"$2 MiB identical" read_back "$pat" "$2" "$3"
 	fi
+	lossy_end "$1"
+	check "$1: no I/O error, reset or reconnect of the controller" no_nvme_trouble
 	check "$1: nvme disconnect -n $NQN" nvme disconnect -n "$NQN"
 	check "$1: the controller is gone after the disconnect" no_controller
 	check "barrier: $1 host done" barrier "$1-host"
@@ -167,11 +199,17 @@ if [ "$GUEST" = b ]; then
 	check "reload nvmet-rdma with use_srq=1" reload_nvmet_rdma use_srq=1
 	check_match "nvmet-rdma uses SRQs" "^Y" cat /sys/module/nvmet_rdma/parameters/use_srq
 	target_phase srq 8 64
+	# A lossy link, plain receive queues again: nvmet-rdma's READs of the
+	# host's data and its SENDs of the completions share each QP, so
+	# NAKs and lost responses meet READs waiting for theirs.
+	check "reload nvmet-rdma without SRQs" reload_nvmet_rdma
+	target_phase lossy 16 72
 	check "rmmod nvmet_rdma nvmet null_blk" rmmod nvmet_rdma nvmet null_blk
 else
 	check "load nvme-rdma" modprobe nvme-rdma
 	host_phase main 64 0 000102030405060708090a0b0c0d0e0f
 	host_phase srq 8 64 f0e0d0c0b0a090807060504030201000
+	host_phase lossy 16 72 5a5b5c5d5e5f60616263646566676869
 	check "rmmod nvme_rdma" rmmod nvme_rdma
 fi
 

@@ -1351,6 +1351,23 @@ class Attacker:
                 return None
             return got[0].psn
 
+        def gap_then_nak(qpn, psn0, syn, name):
+            """Every response but the second, then a NAK for the packet
+            after the READ; the target must ask again for the second
+            alone, which then comes."""
+            self.inject([rsp(qpn, psn0, 0, "FIRST")] +
+                        [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
+                         for i in range(2, n)] +
+                        [nak(qpn, psn0 + n, syn)], pace=0)
+            got = self.replies(count=1, want=ours)
+            want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF,
+                     va + 1024, 1024)]
+            if check("%s past a READ: the target asks again for the "
+                     "missing response alone" % name,
+                     [what(p) for p in got] == want,
+                     "sent %s, want %s" % ([what(p) for p in got], want)):
+                self.inject([rsp(qpn, psn0, 1, "LAST")], pace=0)
+
         # Sequence NAK: the responses missing were lost. Ask for them now;
         # the WRITE goes again once the READ is complete.
         hw0 = self.counters()[0]
@@ -1402,17 +1419,7 @@ class Attacker:
         psn0 = start("nf")
         if psn0 is None:
             return
-        self.inject([rsp(qpn, psn0, 0, "FIRST")] +
-                    [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
-                     for i in range(2, n)] +
-                    [nak(qpn, psn0 + n, roce.NAK_ACC)], pace=0)
-        got = self.replies(count=1, want=ours)
-        want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
-                 1024)]
-        if check("access NAK past a READ: the target asks again for the "
-                 "missing response alone", [what(p) for p in got] == want,
-                 "sent %s, want %s" % ([what(p) for p in got], want)):
-            self.inject([rsp(qpn, psn0, 1, "LAST")], pace=0)
+        gap_then_nak(qpn, psn0, roce.NAK_ACC, "access NAK")
         w = self.ask("poll", n=2, timeout=5)["wcs"]
         check("access NAK past a READ: the READ completes, then the WRITE "
               "fails with the NAK's status (remote access error)",
@@ -1433,17 +1440,7 @@ class Attacker:
         psn0 = start("rd", send=True)
         if psn0 is None:
             return
-        self.inject([rsp(qpn, psn0, 0, "FIRST")] +
-                    [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
-                     for i in range(2, n)] +
-                    [nak(qpn, psn0 + n, 0x21)], pace=0)
-        got = self.replies(count=1, want=ours)
-        want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
-                 1024)]
-        if check("RNR NAK past a READ: the target asks again for the "
-                 "missing response alone", [what(p) for p in got] == want,
-                 "sent %s, want %s" % ([what(p) for p in got], want)):
-            self.inject([rsp(qpn, psn0, 1, "LAST")], pace=0)
+        gap_then_nak(qpn, psn0, 0x21, "RNR NAK")
         got = self.replies(count=1, want=ours)
         want = [("RC SEND_ONLY", (psn0 + n) & 0xFFFFFF)]
         check("RNR NAK past a READ: once the READ is in, the SEND goes again",

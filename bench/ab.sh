@@ -20,7 +20,12 @@
 #                      random loss from nftables (wire_drop: no ifb, no
 #                      qdisc). Added to each: -d rxe0 -x <the
 #                      IPv4 GID> -F -m <RoCE MTU>, and -D D -f M for
-#                      bandwidth tools.
+#                      bandwidth tools. 'nvme -s MIB' is NVMe-oF over
+#                      RDMA instead: b connects to nvmet-rdma on a (a
+#                      memory-backed null_blk), writes MIB MiB with
+#                      O_DIRECT, reads them back and compares (write and
+#                      read MB/s); a loss= or drop= prefix applies only
+#                      while the data moves, not to the connection.
 #   -r, --rounds N     rounds (default 5): each loads A, runs every case
 #                      once, unloads it, then the same for B; odd rounds A
 #                      first, even rounds B first
@@ -55,7 +60,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 . "$SELFTESTS/lib/vm.sh"
 
 usage() {
-	sed -n '4,45s/^# \{0,1\}//p' "$0"
+	sed -n '4,50s/^# \{0,1\}//p' "$0"
 	exit "${1:-2}"
 }
 
@@ -139,9 +144,19 @@ parse_case() {
 		w=("${w[@]:1}")
 	fi
 	case ${w[0]:-} in
+	nvme)
+		# NVMe-oF: one option, the size; the rest is fixed (lib/guest-ab.sh).
+		[ "$n" = 2 ] || die "case '$1': nvme needs two guests (target on a, host on b)"
+		if [ "${#w[@]}" != 3 ] || [ "${w[1]}" != -s ] || [[ ! ${w[2]} =~ ^[1-9][0-9]*$ ]]; then
+			die "case '$1': want 'nvme -s MIB' (MiB written and read back)"
+		fi
+		command -v nvme >/dev/null || die "case '$1': nvme-cli is not installed (selftests/setup.sh)"
+		echo "nvme $loss 4420 ${w[*]}"
+		return
+		;;
 	ib_*_bw) kind=bw ;;
 	ib_*_lat) kind=lat ;;
-	*) die "case '$1': not a perftest tool (ib_*_bw, ib_*_lat)" ;;
+	*) die "case '$1': not a perftest tool (ib_*_bw, ib_*_lat) nor nvme" ;;
 	esac
 	command -v "${w[0]}" >/dev/null || die "case '$1': ${w[0]} is not installed (selftests/setup.sh)"
 	for ((i = 1; i < ${#w[@]}; i++)); do
@@ -238,13 +253,15 @@ side_info() {
 printf '%s\n' "${cases[@]}" >"$out/cases.txt"
 
 # The boot's time limit: every run timing out (the guests' own limits:
-# D + 60 s for bandwidth, 3 x 180 s for latency) plus loads and the boot.
+# D + 60 s for bandwidth, 3 x 180 s for latency, 2 x 240 s for an nvme
+# case's two dd plus its connect and teardown) plus loads and the boot.
 # Only a hung guest ever reaches it.
 timeout=300
 while read -r kind _; do
 	case $kind in
 	bw) timeout=$((timeout + 2 * rounds * (duration + 90))) ;;
 	lat) timeout=$((timeout + 2 * rounds * (3 * 180 + 20))) ;;
+	nvme) timeout=$((timeout + 2 * rounds * (2 * 240 + 120))) ;;
 	esac
 done <<<"$guest_cases"
 timeout=$((timeout + 2 * rounds * 60))

@@ -35,6 +35,7 @@ METRICS = {
     "bw": [("mbps", "MB/s", "higher"), ("kmsgps", "kmsg/s", "higher"),
            ("cpu", "CPU s/GiB", "lower")],
     "lat": [("lat_typ", "t_typical µs", "lower"), ("lat_p99", "p99 µs", "lower")],
+    "nvme": [("write_mbps", "write MB/s", "higher"), ("read_mbps", "read MB/s", "higher")],
 }
 # The hw_counters worth a line in the table (when they moved): packets,
 # ACKs, sequence errors and NAKs, retries, RNR, duplicates, drops, errors.
@@ -48,7 +49,8 @@ def parse_case(text):
     if w and w[0].startswith(("loss=", "drop=")):
         w = w[1:]
     tool = w[0] if w else "?"
-    return {"kind": "lat" if tool.endswith("_lat") else "bw", "text": text, "tool": tool}
+    kind = "nvme" if tool == "nvme" else "lat" if tool.endswith("_lat") else "bw"
+    return {"kind": kind, "text": text, "tool": tool}
 
 
 def read_counters(path):
@@ -91,7 +93,20 @@ def parse(d, info, cases):
                 if run["status"] == "ok" and "Failed status" in text + stext:
                     run["status"] = "fail"
                     run["reason"] = R.last_error_line(text if "Failed status" in text else stext)
-                if run["status"] == "ok":
+                if run["status"] == "ok" and c["kind"] == "nvme":
+                    # parse_run judged the exit statuses (the host's: its data
+                    # came back identical; the target's: export and teardown).
+                    # MB/s from dd's own seconds for each copy.
+                    kv = R.read_kv(base + ".info") or {}
+                    mib = R.fnum(kv.get("nvme_mib"))
+                    for metric, key in (("write_mbps", "write_s"), ("read_mbps", "read_s")):
+                        secs = R.fnum(kv.get(key))
+                        if mib and secs and secs > 0:
+                            run["metrics"][metric] = mib * 2**20 / secs / 1e6
+                    if len(run["metrics"]) != 2:
+                        run["status"] = "fail"
+                        run["reason"] = "no dd time in the run's .info"
+                elif run["status"] == "ok":
                     if c["kind"] == "bw":
                         run["metrics"]["mbps"] = res["metrics"]["bw"] * 1e9 / 8 / 1e6
                         run["metrics"]["kmsgps"] = res["msgs_per_s"] / 1e3
@@ -207,12 +222,16 @@ def main(d):
     dur, mar = int(info.get("duration", 0) or 0), int(info.get("margin", 0) or 0)
     add("- **How**: one boot of %s (vCPUs per guest: %s), MTU %s (RoCE MTU %s); %s round(s), each "
         "side loaded in turn (A first in odd rounds, B first in even ones), every case once; "
-        "bandwidth tools `-D %d -f %d` (measured over %d s)" % (
+        "bandwidth tools `-D %d -f %d` (measured over %d s)%s" % (
             "two guests, server on a, client on b" if topo == "two" else
             "one guest, server and client on its own IP",
             info.get("vm_smp", "?"), info.get("mtu", "?"),
             4096 if int(info.get("mtu", 1500) or 1500) >= 9000 else 1024,
-            info.get("rounds", "?"), dur, mar, dur - 2 * mar))
+            info.get("rounds", "?"), dur, mar, dur - 2 * mar,
+            "; nvme: NVMe-oF over RDMA, nvmet-rdma on a (memory-backed null_blk), the host on "
+            "b; MB/s = MiB x 2^20 / the seconds dd reports for the O_DIRECT write (with fsync) "
+            "and the O_DIRECT read; a run whose data did not come back identical failed" if any(
+                c["kind"] == "nvme" for c in cases) else ""))
     add("- **Where**: kernel %s, QEMU %s (%s), perftest %s, git %s; host %s CPUs, load %s at "
         "start, %s at end; took %s s" % (
             info.get("kernel", "?"), info.get("qemu", "?").replace("QEMU emulator version ", ""),

@@ -84,6 +84,8 @@ boot_timeout() {
 		case $kind in
 		iperf) t=$((t + duration + 80)) ;;
 		lat) t=$((t + 2 * (3 * 180 + 20))) ;;
+		# Two dd of at most 240 s each, the connection and the teardown.
+		nvme) t=$((t + 2 * (2 * 240 + 120))) ;;
 		*) t=$((t + 2 * (duration + 90))) ;;
 		esac
 		n=$((n + 1))

@@ -12,12 +12,15 @@
 #   ID KIND MTU TOOL SIZE QPS LOSS
 #
 #   ID    mtu1500/write_bw/64K/q1, mtu1500/msgrate_write/64/q1,
-#         mtu1500/write_lat/64, mtu1500/loss1/write_bw/64K/q1, mtu9000/iperf3
+#         mtu1500/write_lat/64, mtu1500/loss1/write_bw/64K/q1, mtu9000/iperf3,
+#         mtu1500/nvme/16M, mtu1500/drop1/nvme/16M
 #   KIND  bw (perftest -D, bandwidth), msgrate (64 B with a post list and CQ
 #         moderation, message rate), lat (perftest -n, typical and p99),
 #         loss (bw on a lossy wire: LOSS % netem loss, or dP: P % dropped
 #         by nftables, wire_drop), iperf (iperf3 TCP, the wire ceiling:
-#         runs once per boot, not once per driver)
+#         runs once per boot, not once per driver), nvme (NVMe-oF over
+#         RDMA: SIZE MiB written and read back with O_DIRECT, write and
+#         read MB/s; LOSS as for loss, only while the data moves)
 #   MTU   netdev MTU (1500: RoCE MTU 1024; 9000: RoCE MTU 4096)
 #
 # RXE_BENCH_QUICK=1 gives the short list; RXE_BENCH_FILTER, an extended
@@ -49,6 +52,13 @@ _bc() {
 		id=mtu$mtu/$tag/$name/$(bench_size_label "$size")/q$qps
 		;;
 	iperf) id=mtu$mtu/iperf3 ;;
+	nvme)
+		# SIZE in MiB; a lossy one names its loss as the loss cases do.
+		tag=
+		[ "$loss" = 0 ] || tag=loss$loss/
+		[[ $loss != d* ]] || tag=drop${loss#d}/
+		id=mtu$mtu/${tag}nvme/${size}M
+		;;
 	esac
 	echo "$id $kind $mtu $tool $size $qps $loss"
 }
@@ -83,6 +93,9 @@ _bench_cases_full() {
 				_bc loss "$mtu" ib_write_bw 65536 1 5
 				# The same 1% from an injector that costs nothing.
 				_bc loss "$mtu" ib_write_bw 65536 1 d1
+				# A kernel consumer: NVMe-oF, 16 MiB, lossless and at 1%.
+				_bc nvme "$mtu" nvme 16 1 0
+				_bc nvme "$mtu" nvme 16 1 d1
 			fi
 		else
 			_bc bw "$mtu" ib_write_bw 65536 8

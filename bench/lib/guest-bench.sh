@@ -309,6 +309,251 @@ loss_off() {
 	esac
 }
 
+# --- NVMe-oF over RDMA ----------------------------------------------------------
+
+# A real kernel consumer, set up as selftests/tests/35-nvme-rdma.sh does:
+# nvmet-rdma exports a memory-backed null_blk on a, b connects with
+# nvme-cli (KIND nvme, in bench/ab.sh and bench/run.sh). The export and
+# the connection are made and taken down within each run, so that nothing
+# holds rxe0 when it is deleted and rdma_rxe removed.
+
+NQN=nqn.2026-11.io.rxe-testbed:bench-nvme
+NVMET_SUBSYS=/sys/kernel/config/nvmet/subsystems/$NQN
+NVMET_PORT=/sys/kernel/config/nvmet/ports/1
+# The limit of each dd of an nvme case. The kernel's rdma_rxe under 1%
+# loss took 68 s to write 16 MiB and 89 s to read them (test 35): room
+# for that and the host's slower minutes.
+NVME_DD_TIMEOUT=240
+NVME_PAT=/tmp/bench-nvme.pattern
+NVME_BACK=/tmp/bench-nvme.readback
+
+# nvme_prepare MIB: once for the boot, before the first nvme case (MIB:
+# the largest). Loads on a nvmet-rdma and a null_blk big enough, kept in
+# memory (memory_backed) so that what is read back is what was written;
+# on b nvme-rdma. They stay loaded while the drivers change: they hold
+# ib_core, not rdma_rxe. The target guest waits at one barrier while the
+# host runs both dd: the barriers wait that long.
+nvme_prepare() {
+	[ "$BARRIER_TIMEOUT" -ge $((2 * NVME_DD_TIMEOUT + 60)) ] ||
+		BARRIER_TIMEOUT=$((2 * NVME_DD_TIMEOUT + 60))
+	if [ "$GUEST" = a ]; then
+		modprobe -a nvmet nvmet-rdma &&
+			modprobe null_blk nr_devices=1 memory_backed=1 gb=$((($1 + 1023) / 1024))
+	else
+		modprobe nvme-rdma
+	fi
+}
+
+# nvmet_up / nvmet_down: export nullb0 as $NQN on rdma $MY_IP:4420, and
+# take the export down (configfs), as test 35 does.
+nvmet_up() {
+	mkdir "$NVMET_SUBSYS" &&
+		echo 1 >"$NVMET_SUBSYS/attr_allow_any_host" &&
+		mkdir "$NVMET_SUBSYS/namespaces/1" &&
+		echo -n /dev/nullb0 >"$NVMET_SUBSYS/namespaces/1/device_path" &&
+		echo 1 >"$NVMET_SUBSYS/namespaces/1/enable" &&
+		mkdir "$NVMET_PORT" &&
+		echo rdma >"$NVMET_PORT/addr_trtype" &&
+		echo ipv4 >"$NVMET_PORT/addr_adrfam" &&
+		echo "$MY_IP" >"$NVMET_PORT/addr_traddr" &&
+		echo 4420 >"$NVMET_PORT/addr_trsvcid" &&
+		ln -s "$NVMET_SUBSYS" "$NVMET_PORT/subsystems/$NQN"
+}
+
+# Whatever of the export is there (a failed nvmet_up leaves part of it).
+nvmet_down() {
+	local rc=0
+
+	[ ! -L "$NVMET_PORT/subsystems/$NQN" ] || rm -f "$NVMET_PORT/subsystems/$NQN" || rc=1
+	[ ! -d "$NVMET_PORT" ] || rmdir "$NVMET_PORT" || rc=1
+	if [ -d "$NVMET_SUBSYS/namespaces/1" ]; then
+		echo 0 >"$NVMET_SUBSYS/namespaces/1/enable" || rc=1
+		rmdir "$NVMET_SUBSYS/namespaces/1" || rc=1
+	fi
+	[ ! -d "$NVMET_SUBSYS" ] || rmdir "$NVMET_SUBSYS" || rc=1
+	return "$rc"
+}
+
+# nvme_ctrl: the controller (nvme0) connected to $NQN, in _ctrl; false
+# when there is none.
+nvme_ctrl() {
+	local c n
+
+	_ctrl=
+	for c in /sys/class/nvme/nvme*; do
+		read -r n 2>/dev/null <"$c/subsysnqn" || continue
+		[ "$n" = "$NQN" ] || continue
+		_ctrl=${c##*/}
+		return 0
+	done
+	return 1
+}
+
+# nvme_disk: wait up to 10 s for the namespace's block device (nvme0n1),
+# in _disk. With native multipath the disk hangs off the subsystem and the
+# controller only has a hidden path (nvme0c0n1), as test 35 found.
+nvme_disk() {
+	local d n q left=100
+
+	_disk=
+	while [ "$left" -gt 0 ]; do
+		for d in /sys/class/nvme-subsystem/nvme-subsys* /sys/class/nvme/nvme*; do
+			read -r q 2>/dev/null <"$d/subsysnqn" || continue
+			[ "$q" = "$NQN" ] || continue
+			for n in "$d"/nvme*n*; do
+				n=${n##*/}
+				[ ! -b "/dev/$n" ] || { _disk=$n; return 0; }
+			done
+		done
+		nap 0.1
+		left=$((left - 1))
+	done
+	echo "no namespace of $NQN appeared in /dev in 10 s"
+	return 1
+}
+
+# nvme_gone: wait up to 30 s for the controller to go after a disconnect.
+nvme_gone() {
+	local left=300
+
+	while nvme_ctrl; do
+		[ "$left" -gt 0 ] || { echo "$_ctrl still there 30 s after the disconnect"; return 1; }
+		nap 0.1
+		left=$((left - 1))
+	done
+}
+
+# nvme_dd WHAT DD_ARGS...: one timed dd (LC_ALL=C: its summary line is
+# parsed). Its own figure of the copy's seconds goes to _dd_s, the wall
+# time around it (the process started, under emulation) to _dd_wall.
+nvme_dd() {
+	local what=$1 rc=0 t0 line
+
+	shift
+	_dd_s='' _dd_wall=''
+	echo "\$ dd $*"
+	t0=${EPOCHREALTIME/./}
+	LC_ALL=C timeout -k 5 "$NVME_DD_TIMEOUT" dd "$@" 2>"$NVME_BACK.dd" || rc=$?
+	t0=$((${EPOCHREALTIME/./} - t0))
+	_dd_wall=$((t0 / 1000000)).$(printf '%06d' $((t0 % 1000000)))
+	cat "$NVME_BACK.dd"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "$what: dd timed out after ${NVME_DD_TIMEOUT}s"
+		return "$rc"
+	fi
+	[ "$rc" = 0 ] || { echo "$what: dd failed (exit $rc)"; return "$rc"; }
+	while read -r line; do
+		[[ $line =~ copied,\ ([0-9.]+)\ s, ]] && _dd_s=${BASH_REMATCH[1]}
+	done <"$NVME_BACK.dd"
+	[ -n "$_dd_s" ] || { echo "$what: no 'copied, S s' in dd's output"; return 1; }
+}
+
+# nvme_trouble: what the kernel said of nvme since line _nvme_klog of its
+# log: a timeout, a reset or a reconnect of the controller is shown (the
+# I/O went through, late); an I/O error makes the run fail even where dd
+# did not see it (a retry made it good), as in test 35.
+nvme_trouble() {
+	local lines
+
+	lines=$(dmesg | tail -n +"$((_nvme_klog + 1))" |
+		grep -E 'nvme.*(I/O error|timeout|resetting|reconnect|Reconnecting)|I/O error, dev nvme') || return 0
+	echo "kernel log:"
+	echo "$lines"
+	[[ $lines != *'I/O error'* ]] || { echo "nvme: I/O error in the kernel log"; return 1; }
+}
+
+# nvme_step TAG OK: both_ok, and _rc=200 when it failed because the other
+# guest never answered (not because its step failed).
+nvme_step() {
+	local peer=a
+
+	[ "$GUEST" = b ] || peer=b
+	both_ok "$1" "$2" && return 0
+	[ -e "$RESULTS/barrier/$1.ok.$peer" ] || _rc=200
+	return 1
+}
+
+# nvme_run NAME TAG MIB LOSS KEY: one nvme run on both guests (target on
+# a, host on b). a exports nullb0; b connects; LOSS (as loss_on) goes on
+# on both guests, as in test 35 after the connection, so that rdma_cm's
+# MADs are not what is measured; b writes MIB MiB of a pattern under KEY
+# (32 hex digits, new for each run of the boot: a read of an earlier
+# run's data cannot pass) with O_DIRECT and fsync, drops the page cache,
+# reads them back with O_DIRECT and compares; LOSS goes off; b
+# disconnects; a takes the export down. Sets _rc (b: 0 only when the data
+# came back identical; 200: the other guest is gone), _nvme_w and _nvme_r
+# (dd's seconds), _nvme_ww and _nvme_rw (the wall time around each dd)
+# and leaves NAME.client.log (b), NAME.server.log and .server.rc (a) and
+# NAME.counters (each guest: what moved while the data did).
+nvme_run() {
+	local name=$1 tag=$2 mib=$3 loss=$4 key=$5 ok=1 up=0 log rc=1
+
+	_rc=0 _nvme_w='' _nvme_r='' _nvme_ww='' _nvme_rw=''
+	log=$name.client.log
+	[ "$GUEST" = b ] || log=$name.server.log
+	: >"$log"
+	counters_mark
+	if [ "$GUEST" = a ]; then
+		nvmet_up >>"$log" 2>&1 || { ok=0; echo "nvmet: exporting nullb0 failed" >>"$log"; }
+	else
+		make_pattern "$NVME_PAT" "$mib" "$key" >>"$log" 2>&1 ||
+			{ ok=0; echo "making the $mib MiB pattern failed" >>"$log"; }
+	fi
+	if nvme_step "$tag-nvmet" "$ok"; then
+		if [ "$GUEST" = b ]; then
+			{
+				echo "\$ nvme connect -t rdma -a $PEER_IP -s 4420 -n $NQN"
+				timeout -k 5 60 nvme connect -t rdma -a "$PEER_IP" -s 4420 -n "$NQN" &&
+					nvme_disk && up=1
+			} >>"$log" 2>&1 || echo "nvme connect to $PEER_IP failed" >>"$log"
+			ok=$up
+		fi
+		if nvme_step "$tag-connected" "$ok"; then
+			[ "$loss" = 0 ] || loss_on "$loss"
+			counters_mark
+			# Both have the lossy wire in place before the data moves.
+			if barrier "$tag-io-start"; then
+				if [ "$GUEST" = b ]; then
+					# Where the kernel log stands (not a dmesg_mark: that
+					# would cut the side's own look for warnings short).
+					_nvme_klog=$(dmesg | wc -l)
+					{
+						nvme_dd write if="$NVME_PAT" of="/dev/$_disk" bs=1M count="$mib" \
+							oflag=direct conv=fsync && _nvme_w=$_dd_s _nvme_ww=$_dd_wall &&
+							echo 3 >/proc/sys/vm/drop_caches &&
+							nvme_dd read if="/dev/$_disk" of="$NVME_BACK" bs=1M count="$mib" \
+								iflag=direct && _nvme_r=$_dd_s _nvme_rw=$_dd_wall &&
+							{ cmp "$NVME_PAT" "$NVME_BACK" || { echo "compare failed: the data read back differs"; false; }; } &&
+							echo "$mib MiB read back identical" && rc=0
+						nvme_trouble || rc=1
+					} >>"$log" 2>&1
+				fi
+				barrier "$tag-io" || [ "$GUEST" = b ] || _rc=200
+			else
+				_rc=200
+			fi
+			counters_save "$name"
+			[ "$loss" = 0 ] || loss_off "$loss"
+		fi
+		if [ "$GUEST" = b ] && nvme_ctrl; then
+			{
+				echo "\$ nvme disconnect -n $NQN"
+				timeout -k 5 60 nvme disconnect -n "$NQN" && nvme_gone
+			} >>"$log" 2>&1 || { rc=1; echo "nvme disconnect failed" >>"$log"; }
+		fi
+		[ "$_rc" = 200 ] || barrier "$tag-host-done" || _rc=200
+	fi
+	[ -e "$name.counters" ] || counters_save "$name"
+	if [ "$GUEST" = a ]; then
+		nvmet_down >>"$log" 2>&1 || { ok=0; echo "nvmet: taking the export down failed" >>"$log"; }
+		echo "$((1 - ok))" >"$name.server.rc"
+	else
+		rm -f "$NVME_PAT" "$NVME_BACK" "$NVME_BACK.dd"
+		[ "$_rc" = 200 ] || _rc=$rc
+	fi
+	return 0
+}
+
 # run_case IMPL ID KIND MTU TOOL SIZE QPS LOSS: run one case and record it.
 run_case() {
 	local impl=$1 id=$2 kind=$3 mtu=$4 tool=$5 size=$6 qps=$7 loss=$8
@@ -333,10 +578,15 @@ run_case() {
 	iperf)
 		window=$D
 		;;
+	nvme)
+		# What it does, for .info: nvme_run has its own loss window and
+		# counters (the data's, not the connection's).
+		args=(nvme -s "$size")
+		;;
 	esac
 
 	[ "$kind" != loss ] || loss_on "$loss"
-	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_mark
+	[ "$kind" = lat ] || [ "$kind" = iperf ] || [ "$kind" = nvme ] || counters_mark
 	while :; do
 		attempt=$((attempt + 1))
 		tag=c$_ncase-$impl-$attempt
@@ -349,13 +599,17 @@ run_case() {
 		lat)
 			pair_run "$name" "$tag" "$LAT_TIMEOUT" 0 18515 -- "${args[@]}" -- "${args[@]}"
 			;;
+		nvme)
+			# A pattern of its own for each run of the boot.
+			nvme_run "$name" "$tag" "$size" "$loss" "$(printf '%032x' "$_ncase")"
+			;;
 		*)
 			pair_run "$name" "$tag" "$BW_TIMEOUT" 1 18515 -- "${args[@]}" -- "${args[@]}"
 			;;
 		esac
 		run_again "$name" "$tag" "$kind" "$attempt" || break
 	done
-	[ "$kind" = lat ] || [ "$kind" = iperf ] || counters_save "$name"
+	[ "$kind" = lat ] || [ "$kind" = iperf ] || [ "$kind" = nvme ] || counters_save "$name"
 	[ "$kind" != loss ] || loss_off "$loss"
 	if [ "$GUEST" = "$CLIENT" ]; then
 		{
@@ -376,6 +630,14 @@ run_case() {
 			echo "rc=$_rc"
 			echo "elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')"
 			echo "cmd=${args[*]:-iperf3 -J -p 5201 -t $D -c <server>}"
+			if [ "$kind" = nvme ]; then
+				# dd's own seconds of each copy, and the wall time around it.
+				echo "nvme_mib=$size"
+				echo "write_s=$_nvme_w"
+				echo "read_s=$_nvme_r"
+				echo "write_wall_s=$_nvme_ww"
+				echo "read_wall_s=$_nvme_rw"
+			fi
 		} >"$name.info"
 	fi
 	[ "$_rc" != 200 ] || return 1
@@ -473,6 +735,14 @@ for c in "${CASES[@]}"; do
 done
 if [ "$TOPO" = two ]; then
 	modprobe sch_netem >>"$PHASELOG" 2>&1 || log "modprobe sch_netem failed"
+fi
+nvme_mib=0
+for c in "${CASES[@]}"; do
+	read -r _ kind _ _ size _ <<<"$c"
+	[ "$kind" != nvme ] || [ "$size" -le "$nvme_mib" ] || nvme_mib=$size
+done
+if [ "$nvme_mib" != 0 ]; then
+	nvme_prepare "$nvme_mib" >>"$PHASELOG" 2>&1 || log "loading the nvme modules failed on $GUEST"
 fi
 
 # The wire's ceiling, once per boot, before any driver is loaded.

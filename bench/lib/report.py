@@ -36,6 +36,7 @@ METRICS = {
     "lat": [("lat_typ", "µs", "lower"), ("lat_p99", "µs", "lower")],
     "loss": [("goodput", "Gb/s", "higher")],
     "iperf": [("bw", "Gb/s", "higher")],
+    "nvme": [("write", "MB/s", "higher"), ("read", "MB/s", "higher")],
 }
 CPU_KINDS = ("bw", "msgrate", "loss", "iperf")
 
@@ -108,6 +109,13 @@ def case_label(c, metric):
         return "%s %s%s, %s (goodput)" % (tool, size_label(c["size"]), q, what)
     if c["kind"] == "iperf":
         return "iperf3 TCP, one stream"
+    if c["kind"] == "nvme":
+        what = ""
+        if c["loss"] != "0":
+            how, pct = loss_of(c)
+            what = ", %s %g%% while the data moves" % (
+                "random drop by nftables" if how == "nft" else "netem loss", pct)
+        return "NVMe-oF over RDMA, %s MiB O_DIRECT %s%s" % (c["size"], metric, what)
     return c["id"]
 
 
@@ -118,6 +126,8 @@ def short_label(topo, c, metric):
         cid += " p99"
     elif metric == "lat_typ":
         cid += " typ"
+    elif metric in ("write", "read"):
+        cid += " " + metric
     return "%s %s" % ("1g" if topo == "loop" else "2g", cid)
 
 
@@ -303,6 +313,16 @@ def parse_run(boot, topo, case, impl):
             return r
         r["metrics"]["lat_typ"] = typ
         r["metrics"]["lat_p99"] = p99
+    elif kind == "nvme":
+        # The client exited 0: the data came back identical. MB/s from
+        # the seconds dd reports for each copy.
+        mib = fnum(info.get("nvme_mib"))
+        for metric in ("write", "read"):
+            secs = fnum(info.get(metric + "_s"))
+            if not mib or not secs or secs <= 0:
+                r["reason"] = "no dd time for the %s in the run's .info" % metric
+                return r
+            r["metrics"][metric] = mib * 2**20 / secs / 1e6
     elif kind == "iperf":
         try:
             j = json.loads(text or "")

@@ -599,9 +599,7 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
 /* Is the NAK held a sequence NAK? */
 static bool rxe_comp_seq_held(const struct rxe_comp *comp)
 {
-	return comp->nak_held &&
-	       FIELD_GET(AETH_TYPE, comp->held_syn) == AETH_TYPE_NAK &&
-	       FIELD_GET(AETH_VALUE, comp->held_syn) == AETH_NAK_PSN_SEQ_ERR;
+	return comp->nak_held && aeth_syn_seq_nak(comp->held_syn);
 }
 
 /*
@@ -991,8 +989,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 		break;
 	case AETH_TYPE_NAK:
 	case AETH_TYPE_RNR_NAK:
-		if (type == AETH_TYPE_NAK &&
-		    FIELD_GET(AETH_VALUE, syn) == AETH_NAK_PSN_SEQ_ERR)
+		if (aeth_syn_seq_nak(syn))
 			rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_RCV_SEQ_ERR);
 		stop = rxe_comp_ack(qp, acked);
 		if (psn == qp->comp.psn)

@@ -211,6 +211,13 @@ static inline u8 aeth_syndrome(u8 type, u8 value)
 	return FIELD_PREP(AETH_TYPE, type) | FIELD_PREP(AETH_VALUE, value);
 }
 
+/* Is @syn a NAK for a PSN sequence error? Its reserved bit does not count. */
+static inline bool aeth_syn_seq_nak(u8 syn)
+{
+	return FIELD_GET(AETH_TYPE, syn) == AETH_TYPE_NAK &&
+	       FIELD_GET(AETH_VALUE, syn) == AETH_NAK_PSN_SEQ_ERR;
+}
+
 /**
  * struct rxe_atmeth - Atomic Extended Transport Header, 28 bytes
  * @va: virtual address (unaligned on the wire)

@@ -399,6 +399,15 @@ class Attacker:
         return roce.bth(roce.OP["RC SEND_ONLY"], qpn, psn, pad=pad, ack=1,
                         **kw) + payload + b"\0" * pad
 
+    def read_rsp(self, qpn, psn, kind, payload):
+        """A READ response of kind FIRST, MIDDLE, LAST or ONLY to the
+        target's QP qpn, the ones that end a READ request with an AETH."""
+        hdr = roce.bth(roce.OP["RC RDMA_READ_RESPONSE_" + kind], qpn,
+                       psn & 0xFFFFFF)
+        if kind != "MIDDLE":
+            hdr += roce.aeth(0x1F, 1)
+        return self.frame(hdr + payload)
+
     def ud_send(self, qpn, qkey, payload=b"datagram", srcqp=0x77, **kw):
         pad = -len(payload) % 4
         return (roce.bth(roce.OP["UD SEND_ONLY"], qpn, 0, pad=pad, **kw) +
@@ -1237,11 +1246,8 @@ class Attacker:
                     p.opcode == roce.OP["RC RDMA_READ_REQUEST"])
 
         def rsp(i, kind):
-            hdr = roce.bth(roce.OP["RC RDMA_READ_RESPONSE_" + kind], rd,
-                           (psn0 + i) & 0xFFFFFF)
-            if kind != "MIDDLE":
-                hdr += roce.aeth(0x1F, 1)
-            return self.frame(hdr + data[i * 1024:(i + 1) * 1024])
+            return self.read_rsp(rd, psn0 + i, kind,
+                                 data[i * 1024:(i + 1) * 1024])
 
         self.raw.drain()
         hw0 = self.counters()[0]
@@ -1318,15 +1324,13 @@ class Attacker:
                 roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"])
 
         def rsp(qpn, psn0, i, kind):
-            hdr = roce.bth(roce.OP["RC RDMA_READ_RESPONSE_" + kind], qpn,
-                           (psn0 + i) & 0xFFFFFF)
-            if kind != "MIDDLE":
-                hdr += roce.aeth(0x1F, 1)
-            return self.frame(hdr + data[i * 1024:(i + 1) * 1024])
+            return self.read_rsp(qpn, psn0 + i, kind,
+                                 data[i * 1024:(i + 1) * 1024])
 
-        def nak(qpn, psn, syn):
+        def ack(qpn, psn, syn, msn=1):
+            """An ACKNOWLEDGE: an ACK, an RNR NAK or a NAK (syndrome)."""
             return self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
-                                       psn & 0xFFFFFF) + roce.aeth(syn, 1))
+                                       psn & 0xFFFFFF) + roce.aeth(syn, msn))
 
         def what(p):
             op = roce.opname(p.opcode)
@@ -1358,7 +1362,7 @@ class Attacker:
             self.inject([rsp(qpn, psn0, 0, "FIRST")] +
                         [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
                          for i in range(2, n)] +
-                        [nak(qpn, psn0 + n, syn)], pace=0)
+                        [ack(qpn, psn0 + n, syn)], pace=0)
             got = self.replies(count=1, want=ours)
             want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF,
                      va + 1024, 1024)]
@@ -1376,7 +1380,7 @@ class Attacker:
         if psn0 is None:
             return
         self.inject([rsp(qpn, psn0, 0, "FIRST"), rsp(qpn, psn0, 2, "MIDDLE"),
-                     nak(qpn, psn0 + n, roce.NAK_SEQ)], pace=0)
+                     ack(qpn, psn0 + n, roce.NAK_SEQ)], pace=0)
         got = self.replies(count=1, want=ours)
         want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
                  (n - 1) * 1024)]
@@ -1392,9 +1396,7 @@ class Attacker:
         check("sequence NAK past a READ: once the READ is in, the WRITE "
               "goes again from the NAKed packet", [what(p) for p in got] == want,
               "sent %s, want %s" % ([what(p) for p in got], want))
-        self.inject([self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
-                                         (psn0 + n + 1) & 0xFFFFFF) +
-                                roce.aeth(0x1F, 2))], pace=0)
+        self.inject([ack(qpn, psn0 + n + 1, 0x1F, msn=2)], pace=0)
         w = self.ask("poll", n=2, timeout=5)["wcs"]
         check("sequence NAK past a READ: the READ and the WRITE complete",
               [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
@@ -1446,9 +1448,7 @@ class Attacker:
         check("RNR NAK past a READ: once the READ is in, the SEND goes again",
               [what(p) for p in got] == want,
               "sent %s, want %s" % ([what(p) for p in got], want))
-        self.inject([self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
-                                         (psn0 + n) & 0xFFFFFF) +
-                                roce.aeth(0x1F, 3))], pace=0)
+        self.inject([ack(qpn, psn0 + n, 0x1F, msn=3)], pace=0)
         w = self.ask("poll", n=2, timeout=5)["wcs"]
         check("RNR NAK past a READ: the READ and the SEND complete",
               [(x["qp"], x["status"], x["wr_id"]) for x in w] ==

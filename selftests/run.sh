@@ -129,6 +129,22 @@ say "guest kernel $KVER ($((SECONDS - start))s)"
 guest_debs_prepare >>"$results/kernel.log" 2>&1 ||
 	say "no guest packages ($GUEST_DEBS): tests that need them fail (log: $rel/kernel.log)"
 
+# build_other RELEASE: the build-RELEASE step, W=1 against that kernel's
+# headers in a scratch copy, its modules kept in results/modules-RELEASE.
+build_other() {
+	local krel=$1 kdir=/usr/src/linux-headers-$1 start=$SECONDS
+
+	if build_elsewhere "$kdir" "$results/build-$krel.log" \
+		"$results/modules-$krel"; then
+		pass "build-$krel" "$((SECONDS - start))"
+		return 0
+	fi
+	failure "build-$krel" "$((SECONDS - start))" \
+		"W=1 build against $kdir failed (log: $rel/build-$krel.log)"
+	tail_indented "$results/build-$krel.log" 40
+	return 1
+}
+
 if [ "$build" = 1 ]; then
 	start=$SECONDS
 	if build_module "$results/build.log"; then
@@ -140,16 +156,7 @@ if [ "$build" = 1 ]; then
 	# The other kernels the module supports must build too. Their modules
 	# are kept for the tests that boot those kernels (other_kernel, below).
 	for kdir in $(other_kdirs); do
-		start=$SECONDS
-		krel=${kdir#/usr/src/linux-headers-}
-		if build_elsewhere "$kdir" "$results/build-$krel.log" \
-			"$results/modules-$krel"; then
-			pass "build-$krel" "$((SECONDS - start))"
-		else
-			failure "build-$krel" "$((SECONDS - start))" \
-				"W=1 build against $kdir failed (log: $rel/build-$krel.log)"
-			tail_indented "$results/build-$krel.log" 40
-		fi
+		build_other "${kdir#/usr/src/linux-headers-}" || true
 	done
 fi
 
@@ -253,15 +260,7 @@ other_kernel() {
 	if [ ! -e "$mods/rdma_rxe.ko" ]; then
 		# The build step failed for it, and said so.
 		[ ! -e "$results/build-$abi.log" ] || return 0
-		start=$SECONDS
-		if build_elsewhere "/usr/src/linux-headers-$abi" "$results/build-$abi.log" "$mods"; then
-			pass "build-$abi" "$((SECONDS - start))"
-		else
-			failure "build-$abi" "$((SECONDS - start))" \
-				"W=1 build against /usr/src/linux-headers-$abi failed (log: $rel/build-$abi.log)"
-			tail_indented "$results/build-$abi.log" 40
-			return 0
-		fi
+		build_other "$abi" || return 0
 	fi
 	RXE_KO=$mods/rdma_rxe.ko RXE_KTEST_KO=$mods/rxe_ktest.ko run_tests "@$abi" "$@"
 }

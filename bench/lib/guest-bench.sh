@@ -49,6 +49,8 @@ fi
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
+# shellcheck source=selftests/lib/nvme.sh
+. "$REPO/selftests/lib/nvme.sh"
 # shellcheck source=bench/lib/cases.sh
 . "$REPO/bench/lib/cases.sh"
 
@@ -311,15 +313,13 @@ loss_off() {
 
 # --- NVMe-oF over RDMA ----------------------------------------------------------
 
-# A real kernel consumer, set up as selftests/tests/35-nvme-rdma.sh does:
+# A real kernel consumer, set up with selftests/lib/nvme.sh as test 35 is:
 # nvmet-rdma exports a memory-backed null_blk on a, b connects with
 # nvme-cli (KIND nvme, in bench/ab.sh and bench/run.sh). The export and
 # the connection are made and taken down within each run, so that nothing
 # holds rxe0 when it is deleted and rdma_rxe removed.
 
 NQN=nqn.2026-11.io.rxe-testbed:bench-nvme
-NVMET_SUBSYS=/sys/kernel/config/nvmet/subsystems/$NQN
-NVMET_PORT=/sys/kernel/config/nvmet/ports/1
 # The limit of each dd of an nvme case. The kernel's rdma_rxe under 1%
 # loss took 68 s to write 16 MiB and 89 s to read them (test 35): room
 # for that and the host's slower minutes.
@@ -342,74 +342,6 @@ nvme_prepare() {
 	else
 		modprobe nvme-rdma
 	fi
-}
-
-# nvmet_up / nvmet_down: export nullb0 as $NQN on rdma $MY_IP:4420, and
-# take the export down (configfs), as test 35 does.
-nvmet_up() {
-	mkdir "$NVMET_SUBSYS" &&
-		echo 1 >"$NVMET_SUBSYS/attr_allow_any_host" &&
-		mkdir "$NVMET_SUBSYS/namespaces/1" &&
-		echo -n /dev/nullb0 >"$NVMET_SUBSYS/namespaces/1/device_path" &&
-		echo 1 >"$NVMET_SUBSYS/namespaces/1/enable" &&
-		mkdir "$NVMET_PORT" &&
-		echo rdma >"$NVMET_PORT/addr_trtype" &&
-		echo ipv4 >"$NVMET_PORT/addr_adrfam" &&
-		echo "$MY_IP" >"$NVMET_PORT/addr_traddr" &&
-		echo 4420 >"$NVMET_PORT/addr_trsvcid" &&
-		ln -s "$NVMET_SUBSYS" "$NVMET_PORT/subsystems/$NQN"
-}
-
-# Whatever of the export is there (a failed nvmet_up leaves part of it).
-nvmet_down() {
-	local rc=0
-
-	[ ! -L "$NVMET_PORT/subsystems/$NQN" ] || rm -f "$NVMET_PORT/subsystems/$NQN" || rc=1
-	[ ! -d "$NVMET_PORT" ] || rmdir "$NVMET_PORT" || rc=1
-	if [ -d "$NVMET_SUBSYS/namespaces/1" ]; then
-		echo 0 >"$NVMET_SUBSYS/namespaces/1/enable" || rc=1
-		rmdir "$NVMET_SUBSYS/namespaces/1" || rc=1
-	fi
-	[ ! -d "$NVMET_SUBSYS" ] || rmdir "$NVMET_SUBSYS" || rc=1
-	return "$rc"
-}
-
-# nvme_ctrl: the controller (nvme0) connected to $NQN, in _ctrl; false
-# when there is none.
-nvme_ctrl() {
-	local c n
-
-	_ctrl=
-	for c in /sys/class/nvme/nvme*; do
-		read -r n 2>/dev/null <"$c/subsysnqn" || continue
-		[ "$n" = "$NQN" ] || continue
-		_ctrl=${c##*/}
-		return 0
-	done
-	return 1
-}
-
-# nvme_disk: wait up to 10 s for the namespace's block device (nvme0n1),
-# in _disk. With native multipath the disk hangs off the subsystem and the
-# controller only has a hidden path (nvme0c0n1), as test 35 found.
-nvme_disk() {
-	local d n q left=100
-
-	_disk=
-	while [ "$left" -gt 0 ]; do
-		for d in /sys/class/nvme-subsystem/nvme-subsys* /sys/class/nvme/nvme*; do
-			read -r q 2>/dev/null <"$d/subsysnqn" || continue
-			[ "$q" = "$NQN" ] || continue
-			for n in "$d"/nvme*n*; do
-				n=${n##*/}
-				[ ! -b "/dev/$n" ] || { _disk=$n; return 0; }
-			done
-		done
-		nap 0.1
-		left=$((left - 1))
-	done
-	echo "no namespace of $NQN appeared in /dev in 10 s"
-	return 1
 }
 
 # nvme_gone: wait up to 30 s for the controller to go after a disconnect.
@@ -455,8 +387,7 @@ nvme_dd() {
 nvme_trouble() {
 	local lines
 
-	lines=$(dmesg | tail -n +"$((_nvme_klog + 1))" |
-		grep -E 'nvme.*(I/O error|timeout|resetting|reconnect|Reconnecting)|I/O error, dev nvme') || return 0
+	lines=$(nvme_klog_trouble "$_nvme_klog") || return 0
 	echo "kernel log:"
 	echo "$lines"
 	[[ $lines != *'I/O error'* ]] || { echo "nvme: I/O error in the kernel log"; return 1; }
@@ -494,7 +425,7 @@ nvme_run() {
 	: >"$log"
 	counters_mark
 	if [ "$GUEST" = a ]; then
-		nvmet_up >>"$log" 2>&1 || { ok=0; echo "nvmet: exporting nullb0 failed" >>"$log"; }
+		nvmet_up "$MY_IP" >>"$log" 2>&1 || { ok=0; echo "nvmet: exporting nullb0 failed" >>"$log"; }
 	else
 		make_pattern "$NVME_PAT" "$mib" "$key" >>"$log" 2>&1 ||
 			{ ok=0; echo "making the $mib MiB pattern failed" >>"$log"; }

@@ -30,69 +30,24 @@
 CHECK_TIMEOUT=300
 BARRIER_TIMEOUT=400
 
+# shellcheck source=selftests/lib/nvme.sh
+. "$REPO/selftests/lib/nvme.sh"
+
 NQN=nqn.2024-11.io.rxe-testbed:nvme-rdma
-SUBSYS=/sys/kernel/config/nvmet/subsystems/$NQN
-PORT=/sys/kernel/config/nvmet/ports/1
 
 nvmet_setup() {
-	mkdir "$SUBSYS" &&
-		echo 1 >"$SUBSYS/attr_allow_any_host" &&
-		mkdir "$SUBSYS/namespaces/1" &&
-		echo -n /dev/nullb0 >"$SUBSYS/namespaces/1/device_path" &&
-		echo 1 >"$SUBSYS/namespaces/1/enable" &&
-		mkdir "$PORT" &&
-		echo rdma >"$PORT/addr_trtype" &&
-		echo ipv4 >"$PORT/addr_adrfam" &&
-		echo "$MY_IP" >"$PORT/addr_traddr" &&
-		echo 4420 >"$PORT/addr_trsvcid" &&
-		ln -s "$SUBSYS" "$PORT/subsystems/$NQN" || return 1
+	nvmet_up "$MY_IP" || return 1
 	dmesg | grep "nvmet_rdma: enabling port" | tail -n 1
 }
 
-nvmet_teardown() {
-	local rc=0
-
-	rm -f "$PORT/subsystems/$NQN" || rc=1
-	rmdir "$PORT" || rc=1
-	echo 0 >"$SUBSYS/namespaces/1/enable" || rc=1
-	rmdir "$SUBSYS/namespaces/1" || rc=1
-	rmdir "$SUBSYS" || rc=1
-	return "$rc"
-}
-
-# The namespace block device of our subsystem, e.g. nvme0n1, once it
-# shows up. With native multipath the disk hangs off the subsystem
-# (nvme-subsys0/nvme0n1) and the controller only has a hidden path device
-# (nvme0c0n1); without it the disk is under the controller.
+# The namespace block device of our subsystem, e.g. nvme0n1.
 nvme_dev() {
-	local d n t=100
-
-	while [ "$t" -gt 0 ]; do
-		for d in /sys/class/nvme-subsystem/nvme-subsys* /sys/class/nvme/nvme*; do
-			[ -e "$d/subsysnqn" ] || continue
-			[ "$(cat "$d/subsysnqn")" = "$NQN" ] || continue
-			for n in "$d"/nvme*n*; do
-				n=${n##*/}
-				[ -b "/dev/$n" ] && { echo "$n"; return 0; }
-			done
-		done
-		sleep 0.1
-		t=$((t - 1))
-	done
-	echo "no namespace of $NQN appeared in /dev" >&2
-	return 1
+	nvme_disk >&2 || return 1
+	echo "$_disk"
 }
 
 no_controller() {
-	local c
-
-	for c in /sys/class/nvme/nvme*; do
-		[ -e "$c/subsysnqn" ] || continue
-		if [ "$(cat "$c/subsysnqn")" = "$NQN" ]; then
-			echo "${c##*/} still there"
-			return 1
-		fi
-	done
+	! nvme_ctrl || { echo "$_ctrl still there"; return 1; }
 }
 
 # target_holds PHASE MIB SEEK: the MIB MiB at SEEK MiB of nullb0 are what
@@ -121,7 +76,7 @@ read_back() {
 # The kernel log has no sign that nvme-rdma gave up on a command: an I/O
 # error, a timeout, a reset or a reconnect of the controller.
 no_nvme_trouble() {
-	! dmesg | grep -E "nvme.*(I/O error|timeout|resetting|reconnect|Reconnecting)|I/O error, dev nvme"
+	! nvme_klog_trouble
 }
 
 reload_nvmet_rdma() {
@@ -157,7 +112,7 @@ target_phase() {
 	check "barrier: $1 host done" barrier "$1-host"
 	check_match "$1: the namespace holds the $2 MiB the host wrote at $3 MiB (sha256 of nullb0)" \
 		"host wrote" target_holds "$1" "$2" "$3"
-	check "$1: tear the nvmet subsystem and port down (configfs)" nvmet_teardown
+	check "$1: tear the nvmet subsystem and port down (configfs)" nvmet_down
 }
 
 # host_phase PHASE MIB SEEK KEY: connect, write a pattern, read it back,

@@ -200,7 +200,7 @@ void rxe_comp_start(struct rxe_qp *qp)
 	comp->peer_drops = false;
 	comp->nak_once = false;
 	comp->alone_open = false;
-	comp->nak_held = false;
+	comp->held = false;
 	comp->rtt_start = 0;
 	comp->srtt_ns = 0;
 	comp->rttvar_ns = 0;
@@ -596,38 +596,56 @@ static void rxe_comp_going_back(struct rxe_comp *comp, u32 psn)
 	comp->rtt_start = 0;
 }
 
-/* Is the NAK held a sequence NAK? */
-static bool rxe_comp_seq_held(const struct rxe_comp *comp)
+/* Is an ACK held (rxe_comp_hold())? */
+static bool rxe_comp_ack_held(const struct rxe_comp *comp)
 {
-	return comp->nak_held && aeth_syn_seq_nak(comp->held_syn);
+	return comp->held && aeth_syn_ack(comp->held_syn);
+}
+
+/* Is a NAK for an error held, the responder's verdict on its request? */
+static bool rxe_comp_error_held(const struct rxe_comp *comp)
+{
+	return comp->held &&
+	       FIELD_GET(AETH_TYPE, comp->held_syn) == AETH_TYPE_NAK &&
+	       !aeth_syn_seq_nak(comp->held_syn);
 }
 
 /*
- * Where a refetch stops: after a gap seen, at the last response kept;
- * after the retry timer, at req.psn, every response not in. A sequence
- * NAK held past a READ says better: the responder answered every request
- * before its PSN and none from it on (rxe_comp_hold_nak()).
+ * Where a refetch stops. After the retry timer, at req.psn: every
+ * response not in. After a gap seen, at the last response kept, or later
+ * at the PSN an ACK held past a READ does not acknowledge: the responder
+ * answered every request before it. A NAK held says that the responder
+ * stopped at its PSN: a READ request past it would be out of sequence
+ * there, so none goes (rxe_comp_hold()).
  */
 static u32 rxe_comp_fetch_end(const struct rxe_qp *qp,
 			      enum rxe_comp_loss_kind kind)
 {
 	const struct rxe_comp *comp = &qp->comp;
+	u32 end;
 
-	if (rxe_comp_seq_held(comp))
+	if (comp->held && !rxe_comp_ack_held(comp))
 		return comp->held_psn;
-	return kind == RXE_LOSS_SEEN ? comp->kept_top : qp->req.psn;
+	if (kind != RXE_LOSS_SEEN)
+		return qp->req.psn;
+	end = comp->held ? comp->held_psn : comp->kept_top;
+	if (comp->nkept && rxe_psn_diff(comp->kept_top, end) > 0)
+		end = comp->kept_top;
+	return end;
 }
 
 /*
  * Can the requester ask again for just the READ responses missing from
- * @psn on? Only when responses past them were kept, and @psn is the
- * oldest not acknowledged and one of a READ's.
+ * @psn on? Only when @psn is the oldest not acknowledged and one of a
+ * READ's, and responses past it were kept or an ACK past it is held: the
+ * responder has what follows, which need not go again.
  */
 static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
 {
 	struct rxe_swqe *wqe;
 
-	if (!qp->comp.nkept || psn != qp->comp.psn)
+	if ((!qp->comp.nkept && !rxe_comp_ack_held(&qp->comp)) ||
+	    psn != qp->comp.psn)
 		return false;
 	wqe = rxe_comp_wqe_at(qp, psn);
 	return wqe && rxe_wqe_reads_bytes(wqe);
@@ -752,8 +770,9 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 /*
  * Responses are missing before the one at @psn that arrived: ask again
  * from the first missing PSN. A READ response past the gap may only have
- * overtaken the missing ones, so it takes RXE_REORDER_PKTS of them
- * (@certain: an ACK past a READ, which its responses cannot follow).
+ * overtaken the missing ones, so it takes RXE_REORDER_PKTS of them. (An
+ * ACK past a READ, which its responses cannot follow, is certain:
+ * rxe_comp_hold().)
  *
  * Not again too soon after asking for this gap. A responder answers its
  * requests in order, a duplicate READ request as well, so the answer to a
@@ -762,23 +781,19 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
  * sent after it, show that the refetch or its answer was lost. After going
  * back, a round trip: the rest of the old responses are still arriving,
  * and each would look like the same gap. If the request sent again is lost
- * too, a later gap or the retry timer notices. After an ACK past a READ,
- * responses may be missing after the last one kept as well: the requester
- * goes back over all of them.
+ * too, a later gap or the retry timer notices.
  */
-static void rxe_comp_gap(struct rxe_qp *qp, u32 psn, bool certain)
+static void rxe_comp_gap(struct rxe_qp *qp, u32 psn)
 {
 	struct rxe_comp *comp = &qp->comp;
 	bool fetching = comp->fetching && comp->retried_psn == comp->psn;
 
-	if (!certain && fetching && rxe_psn_diff(psn, comp->fetch_mark) < 0)
+	if (fetching && rxe_psn_diff(psn, comp->fetch_mark) < 0)
 		return;
-	if (!certain && ++comp->gap_seen < RXE_REORDER_PKTS)
+	if (++comp->gap_seen < RXE_REORDER_PKTS)
 		return;
-	if ((certain || !fetching) && rxe_comp_resent_lately(comp))
+	if (!fetching && rxe_comp_resent_lately(comp))
 		return;
-	if (certain)
-		rxe_comp_forget_kept(qp);
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
 }
@@ -875,30 +890,38 @@ static void rxe_comp_nak(struct rxe_qp *qp, u32 psn, u8 syn)
 }
 
 /*
- * A NAK or RNR NAK for @psn past a READ or atomic still waiting for its
- * responses. The responder executed every request before @psn, that one
- * too, and answered it before this NAK; the NAK applies once those
- * answers are in, when comp.psn gets to @psn. Until then it is held, the
- * latest one if more come.
+ * An ACK, NAK or RNR NAK for @psn past a READ or atomic still waiting for
+ * its responses. The responder executed every request before @psn and
+ * answered it before this packet, which applies once those answers are
+ * in: when comp.psn gets to the first PSN it does not acknowledge, @psn
+ * for a NAK and the one after for an ACK. Until then it is held, the
+ * latest one if more come; not an ACK in place of a NAK that acknowledges
+ * as much, and says more.
  *
- * After a sequence NAK the answers missing were lost, as after an ACK past
- * a READ: READ responses missing before @psn are asked for again at once
- * (rxe_comp_fetch_end()), or, with none kept, the requester goes back to
- * comp.psn, which sends @psn again too. Not when it just did either: the
- * refetch that a gap set off is then still being answered, behind the
- * responses sent before this NAK.
+ * After an ACK or a sequence NAK the answers missing were lost, for a
+ * responder answers in order. READ responses missing before the packet
+ * held are asked for again at once (rxe_comp_fetch_end()), and after an
+ * ACK that is all: what it acknowledged need not go again, kept responses
+ * or not. After a sequence NAK with none kept the requester goes back to
+ * comp.psn instead, which sends @psn again in the same round trip. Not
+ * when it just did either: the refetch that a gap set off is then still
+ * being answered, behind the responses sent before this packet.
  */
-static void rxe_comp_hold_nak(struct rxe_qp *qp, u32 psn, u8 syn)
+static void rxe_comp_hold(struct rxe_qp *qp, u32 psn, u8 syn)
 {
 	struct rxe_comp *comp = &qp->comp;
+	bool ack = aeth_syn_ack(syn);
+	u32 end = ack ? rxe_psn_add(psn, 1) : psn;
+	int later = comp->held ? rxe_psn_diff(end, comp->held_psn) : 1;
 
-	if (comp->nak_held && rxe_psn_diff(psn, comp->held_psn) < 0)
+	if (later < 0 || (!later && ack))
 		return;
-	comp->nak_held = true;
-	comp->held_psn = psn;
+	comp->held = true;
+	comp->held_psn = end;
 	comp->held_syn = syn;
-	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_NAK_HELD);
-	if (!rxe_comp_seq_held(comp) || rxe_comp_resent_lately(comp))
+	rxe_counter_inc(rxe_qp_dev(qp),
+			ack ? RXE_CNT_ACK_HELD : RXE_CNT_NAK_HELD);
+	if ((!ack && !aeth_syn_seq_nak(syn)) || rxe_comp_resent_lately(comp))
 		return;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
@@ -909,9 +932,10 @@ static void rxe_comp_hold_nak(struct rxe_qp *qp, u32 psn, u8 syn)
  * @qp: an RC QP
  * @psn: the first PSN it sends again
  *
- * A sequence NAK or RNR NAK held for @psn or a later PSN asked for what
- * now goes again, and the responder answers that afresh. A NAK for an
- * error stays: it is the responder's verdict on its request.
+ * An ACK, sequence NAK or RNR NAK held for @psn or a later PSN is
+ * dropped: what it acknowledged or asked for goes again, and the
+ * responder answers that afresh. A NAK for an error stays: it is the
+ * responder's verdict on its request.
  *
  * Context: the send task.
  */
@@ -919,19 +943,18 @@ void rxe_comp_resending(struct rxe_qp *qp, u32 psn)
 {
 	struct rxe_comp *comp = &qp->comp;
 
-	if (comp->nak_held && rxe_psn_diff(comp->held_psn, psn) >= 0 &&
-	    (rxe_comp_seq_held(comp) ||
-	     FIELD_GET(AETH_TYPE, comp->held_syn) == AETH_TYPE_RNR_NAK))
-		comp->nak_held = false;
+	if (comp->held && rxe_psn_diff(comp->held_psn, psn) >= 0 &&
+	    !rxe_comp_error_held(comp))
+		comp->held = false;
 }
 
 /*
- * The held NAK applies once comp.psn gets to its PSN: the READ or atomic
+ * What is held applies once comp.psn gets to held_psn: the READ or atomic
  * that held the walk is done, and the SENDs and WRITEs after it that the
- * NAK acknowledged complete on the way there. Past its PSN, an ACK
- * covered it and it is moot.
+ * packet acknowledged complete on the way there. Then a NAK is acted on.
+ * Past held_psn, an ACK covered it and it is moot.
  */
-static void rxe_comp_release_nak(struct rxe_qp *qp)
+static void rxe_comp_release_held(struct rxe_qp *qp)
 {
 	struct rxe_comp *comp = &qp->comp;
 	u32 psn = comp->held_psn;
@@ -941,8 +964,8 @@ static void rxe_comp_release_nak(struct rxe_qp *qp)
 		if (comp->psn != psn)
 			return;
 	}
-	comp->nak_held = false;
-	if (comp->psn == psn)
+	comp->held = false;
+	if (comp->psn == psn && !aeth_syn_ack(comp->held_syn))
 		rxe_comp_nak(qp, psn, comp->held_syn);
 }
 
@@ -975,17 +998,17 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 
 	switch (type) {
 	case AETH_TYPE_ACK:
-		/* The packet of a NAK held got there after all. */
-		if (qp->comp.nak_held &&
+		/* It covers what is held: a NAK's packet got there after all. */
+		if (qp->comp.held &&
 		    rxe_psn_diff(psn, qp->comp.held_psn) >= 0)
-			qp->comp.nak_held = false;
+			qp->comp.held = false;
 		alone = qp->comp.alone_open;
 		stop = rxe_comp_ack(qp, psn);
 		if (alone)
 			rxe_comp_alone_acked(qp, psn);
 		/* ACKed past a READ or atomic: its response got lost. */
 		if (stop && rxe_psn_diff(psn, stop->first_psn) >= 0)
-			rxe_comp_gap(qp, psn, true);
+			rxe_comp_hold(qp, psn, syn);
 		break;
 	case AETH_TYPE_NAK:
 	case AETH_TYPE_RNR_NAK:
@@ -995,7 +1018,7 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 		if (psn == qp->comp.psn)
 			rxe_comp_nak(qp, psn, syn);
 		else if (stop && rxe_psn_diff(acked, stop->first_psn) >= 0)
-			rxe_comp_hold_nak(qp, psn, syn);
+			rxe_comp_hold(qp, psn, syn);
 		break;
 	default:
 		/* Reserved syndrome: ignore the packet. */
@@ -1019,7 +1042,7 @@ static bool rxe_comp_rsp_in_order(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	if (psn == qp->comp.psn)
 		return rxe_psn_diff(psn, wqe->last_psn) <= 0;
 	if (rxe_psn_diff(psn, qp->comp.psn) > 0)
-		rxe_comp_gap(qp, psn, false);
+		rxe_comp_gap(qp, psn);
 	return false;
 }
 
@@ -1288,8 +1311,8 @@ static void rxe_comp_rcv(struct rxe_qp *qp, struct sk_buff *skb)
 		rxe_comp_acknowledge(qp, skb);
 	if (qp->comp.nkept && rxe_qp_state(qp) != IB_QPS_ERR)
 		rxe_comp_take_kept(qp);
-	if (qp->comp.nak_held && rxe_qp_state(qp) != IB_QPS_ERR)
-		rxe_comp_release_nak(qp);
+	if (qp->comp.held && rxe_qp_state(qp) != IB_QPS_ERR)
+		rxe_comp_release_held(qp);
 }
 
 static enum ib_wc_opcode rxe_comp_wc_opcode(u32 wr_opcode)

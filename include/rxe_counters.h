@@ -67,7 +67,9 @@
  *	missing before the last one kept (rxe_req_refetch())
  * @RXE_CNT_NAK_HELD: NAKs and RNR NAKs for a PSN past a READ or atomic
  *	still waiting for its responses, held until those are in
- *	(rxe_comp_hold_nak())
+ *	(rxe_comp_hold())
+ * @RXE_CNT_ACK_HELD: ACKs past a READ or atomic still waiting for its
+ *	responses, held until those are in (rxe_comp_hold())
  * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
@@ -109,6 +111,7 @@ enum rxe_counter {
 	RXE_CNT_READ_KEPT,
 	RXE_CNT_READ_REFETCH,
 	RXE_CNT_NAK_HELD,
+	RXE_CNT_ACK_HELD,
 	RXE_CNT_NUM,
 };
 

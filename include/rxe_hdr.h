@@ -211,6 +211,12 @@ static inline u8 aeth_syndrome(u8 type, u8 value)
 	return FIELD_PREP(AETH_TYPE, type) | FIELD_PREP(AETH_VALUE, value);
 }
 
+/* Is @syn an ACK's, whatever credit count it carries? */
+static inline bool aeth_syn_ack(u8 syn)
+{
+	return FIELD_GET(AETH_TYPE, syn) == AETH_TYPE_ACK;
+}
+
 /* Is @syn a NAK for a PSN sequence error? Its reserved bit does not count. */
 static inline bool aeth_syn_seq_nak(u8 syn)
 {

@@ -499,10 +499,11 @@ struct rxe_req {
  *	and the ACK that covers what followed it has not come yet
  * @alone_end: top_psn when it went; the ACK for everything before it
  *	ends the episode
- * @nak_held: a NAK or RNR NAK came for @held_psn while a READ or atomic
- *	before it still waited for its responses; it applies when @psn gets
- *	there (rxe_comp_release_nak())
- * @held_psn: the PSN it named
+ * @held: an ACK, NAK or RNR NAK came for a PSN past a READ or atomic that
+ *	still waited for its responses; it applies when @psn gets to
+ *	@held_psn (rxe_comp_release_held())
+ * @held_psn: the first PSN it does not acknowledge: the one a NAK names,
+ *	one past an ACK's
  * @held_syn: its AETH syndrome
  * @rtt_psn: the PSN whose acknowledgment times a round trip
  * @rtt_start: when it was sent, or 0 when no round trip is timed
@@ -549,7 +550,7 @@ struct rxe_comp {
 	u32 nak_psn;
 	bool alone_open;
 	u32 alone_end;
-	bool nak_held;
+	bool held;
 	u8 held_syn;
 	u32 held_psn;
 	u32 rtt_psn;

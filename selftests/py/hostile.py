@@ -1312,7 +1312,11 @@ class Attacker:
         READ completes, and then the WRITE fails with the NAK's status,
         not with retries exceeded against a responder gone quiet. Then on
         rd an RNR NAK for a SEND behind a READ: once the READ is in, the
-        target waits as asked and sends the SEND again."""
+        target waits as asked and sends the SEND again. Last, twice on rd,
+        an ACK for the WRITE with READ responses missing, first with one
+        kept past the gap, then with none at all: the target asks for the
+        missing responses alone, never sends the WRITE again, and both
+        complete once the responses are in, with no ACK after them."""
         if not self.ours:
             return
         n, va, wva, rkey = 12, 0x7E0000002000, 0x7E0000100000, 0x4D3
@@ -1417,6 +1421,8 @@ class Attacker:
               delta)
 
         # Remote access NAK: it waits for the READ, then fails the WRITE.
+        # New bytes, so that the check of them shows this READ's.
+        data = pattern(12, n * 1024)
         qpn = self.qpn["nf"]
         psn0 = start("nf")
         if psn0 is None:
@@ -1459,6 +1465,44 @@ class Attacker:
         check("RNR NAK past a READ: held, then waited out (nak_held +1, "
               "rcvd_rnr_err +1)", delta == {"nak_held": 1, "rcvd_rnr_err": 1},
               delta)
+
+        # ACK for the WRITE: the READ's responses missing were lost, and
+        # the WRITE is in. Only those responses are asked for again (the
+        # retry timer may ask twice while this guest is slow), and the
+        # ACK, held, completes the WRITE once the READ is in.
+        for first in (1, 0):
+            name = "ACK past a READ (%s)" % (
+                "one response kept past the gap" if first else "none came")
+            hw3 = self.counters()[0]
+            data = pattern(13 + first, n * 1024)
+            psn0 = start("rd")
+            if psn0 is None:
+                return
+            self.inject(([rsp(qpn, psn0, 0, "FIRST"),
+                          rsp(qpn, psn0, 2, "MIDDLE")] if first else []) +
+                        [ack(qpn, psn0 + n + 1, 0x1F, msn=4)], pace=0)
+            got = [what(p) for p in self.replies(timeout=0.4, want=ours)]
+            want = ("RC RDMA_READ_REQUEST", (psn0 + first) & 0xFFFFFF,
+                    va + first * 1024, (n - first) * 1024)
+            check("%s: the target asks again for the missing responses "
+                  "alone and does not send the WRITE again" % name,
+                  got and set(got) == {want},
+                  "sent %s, want %s" % (got, [want]))
+            self.inject([rsp(qpn, psn0, i, "FIRST" if i == first else
+                             "LAST" if i == n - 1 else "MIDDLE")
+                         for i in range(first, n)], pace=0)
+            w = self.ask("poll", n=2, timeout=5)["wcs"]
+            check("%s: the READ and the WRITE complete, no ACK needed "
+                  "after the READ" % name,
+                  [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+                  [("rd", 0, 0x981), ("rd", 0, 0x982)], w)
+            check("%s: every byte of the READ in place" % name,
+                  bytes.fromhex(self.ask("read", off=GAP_OFF,
+                                         len=n * 1024)["data"]) == data)
+            hw4 = self.counters()[0]
+            held = hw4.get("ack_held", 0) - hw3.get("ack_held", 0)
+            check("%s: the ACK held (ack_held +%d, want 1)" % (name, held),
+                  held == 1)
 
     def run(self):
         if not self.warm_up():

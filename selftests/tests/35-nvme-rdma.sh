@@ -97,7 +97,7 @@ lossy_end() {
 	check "barrier: $1 I/O done" barrier "$1-io"
 	check "$1: stop dropping (what was dropped: see checks.log)" wire_drop
 	info "$1: recovery on rxe0:" "$(rdma statistic show link rxe0/1 2>/dev/null |
-		grep -oE '(rcvd_seq_err|completer_retry_err|retry_early|read_refetch|nak_held) [0-9]+' |
+		grep -oE '(rcvd_seq_err|completer_retry_err|retry_early|read_refetch|nak_held|ack_held) [0-9]+' |
 		tr '\n' ' ')"
 }
 

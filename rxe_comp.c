@@ -637,15 +637,19 @@ static u32 rxe_comp_fetch_end(const struct rxe_qp *qp,
 /*
  * Can the requester ask again for just the READ responses missing from
  * @psn on? Only when @psn is the oldest not acknowledged and one of a
- * READ's, and responses past it were kept or an ACK past it is held: the
- * responder has what follows, which need not go again.
+ * READ's, and responses past it were kept or an acknowledgment past it is
+ * held (rxe_comp_hold()): the responder has what follows, which need not
+ * go again. Not for a sequence NAK alone: the NAKed packet goes again
+ * anyway, and a go-back sends it in the same round trip.
  */
 static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
 {
+	const struct rxe_comp *comp = &qp->comp;
 	struct rxe_swqe *wqe;
 
-	if ((!qp->comp.nkept && !rxe_comp_ack_held(&qp->comp)) ||
-	    psn != qp->comp.psn)
+	if (psn != comp->psn ||
+	    (!comp->nkept &&
+	     (!comp->held || aeth_syn_seq_nak(comp->held_syn))))
 		return false;
 	wqe = rxe_comp_wqe_at(qp, psn);
 	return wqe && rxe_wqe_reads_bytes(wqe);
@@ -898,14 +902,14 @@ static void rxe_comp_nak(struct rxe_qp *qp, u32 psn, u8 syn)
  * latest one if more come; not an ACK in place of a NAK that acknowledges
  * as much, and says more.
  *
- * After an ACK or a sequence NAK the answers missing were lost, for a
- * responder answers in order. READ responses missing before the packet
- * held are asked for again at once (rxe_comp_fetch_end()), and after an
- * ACK that is all: what it acknowledged need not go again, kept responses
- * or not. After a sequence NAK with none kept the requester goes back to
- * comp.psn instead, which sends @psn again in the same round trip. Not
- * when it just did either: the refetch that a gap set off is then still
- * being answered, behind the responses sent before this packet.
+ * The answers missing were lost, for a responder answers in order: the
+ * READ responses missing before the packet held are asked for again at
+ * once (rxe_comp_fetch_end()). What it acknowledged need not go again,
+ * kept responses or not. After a sequence NAK with none kept the requester
+ * goes back to comp.psn instead, which sends @psn again in the same round
+ * trip. Not when it just did either: the refetch that a gap set off is
+ * then still being answered, behind the responses sent before this
+ * packet.
  */
 static void rxe_comp_hold(struct rxe_qp *qp, u32 psn, u8 syn)
 {
@@ -921,7 +925,7 @@ static void rxe_comp_hold(struct rxe_qp *qp, u32 psn, u8 syn)
 	comp->held_syn = syn;
 	rxe_counter_inc(rxe_qp_dev(qp),
 			ack ? RXE_CNT_ACK_HELD : RXE_CNT_NAK_HELD);
-	if ((!ack && !aeth_syn_seq_nak(syn)) || rxe_comp_resent_lately(comp))
+	if (rxe_comp_resent_lately(comp))
 		return;
 	rxe_counter_inc(rxe_qp_dev(qp), RXE_CNT_COMPLETER_RETRY_ERR);
 	rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
@@ -953,16 +957,28 @@ void rxe_comp_resending(struct rxe_qp *qp, u32 psn)
  * that held the walk is done, and the SENDs and WRITEs after it that the
  * packet acknowledged complete on the way there. Then a NAK is acted on.
  * Past held_psn, an ACK covered it and it is moot.
+ *
+ * The walk may stop short at an atomic, a FLUSH or an ATOMIC WRITE, whose
+ * response was lost as well; no refetch asks for those (rxe_req_refetch()),
+ * so the requester goes back to it.
  */
 static void rxe_comp_release_held(struct rxe_qp *qp)
 {
 	struct rxe_comp *comp = &qp->comp;
 	u32 psn = comp->held_psn;
+	struct rxe_swqe *stop;
 
 	if (rxe_psn_diff(comp->psn, psn) < 0) {
-		rxe_comp_ack(qp, rxe_psn_add(psn, -1));
-		if (comp->psn != psn)
+		stop = rxe_comp_ack(qp, rxe_psn_add(psn, -1));
+		if (comp->psn != psn) {
+			if (stop && !rxe_wqe_reads_bytes(stop) &&
+			    !rxe_comp_resent_lately(comp)) {
+				rxe_counter_inc(rxe_qp_dev(qp),
+						RXE_CNT_COMPLETER_RETRY_ERR);
+				rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
+			}
 			return;
+		}
 	}
 	comp->held = false;
 	if (comp->psn == psn && !aeth_syn_ack(comp->held_syn))

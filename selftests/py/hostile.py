@@ -231,11 +231,18 @@ def target(peer4, peer6, me4, me6):
             qps["rd"].post_send(wr)
             ctl.send(msg="read_gap")
         elif cmd == "read_write":
-            # A READ and a WRITE behind it, both to the attacker.
+            # A READ and a WRITE behind it, both to the attacker; with
+            # "atomic", a FETCH_ADD between them, its result at GAP_OFF
+            # past the READ's bytes.
             qp = qps[msg["qp"]]
             wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, msg["len"], 0x981)
             wr.set_wr_rdma(msg["rkey"], msg["va"])
             qp.post_send(wr)
+            if msg.get("atomic"):
+                wr = ep.send_wr(e.IBV_WR_ATOMIC_FETCH_AND_ADD,
+                                GAP_OFF + msg["len"], 8, 0x983)
+                wr.set_wr_atomic(msg["rkey"], msg["wva"] + 4096, 1, 0)
+                qp.post_send(wr)
             if msg.get("send"):
                 wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["wlen"], 0x982)
             else:
@@ -1325,7 +1332,8 @@ class Attacker:
         def ours(p):
             return p.qpn == DEAD_QPN and p.opcode in (
                 roce.OP["RC RDMA_READ_REQUEST"], roce.OP["RC SEND_ONLY"],
-                roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"])
+                roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"],
+                roce.OP["RC FETCH_ADD"])
 
         def rsp(qpn, psn0, i, kind):
             return self.read_rsp(qpn, psn0 + i, kind,
@@ -1343,17 +1351,20 @@ class Attacker:
                         p.hdrs["RETH"]["dmalen"])
             return (op, p.psn)
 
-        def start(name, send=False):
+        def start(name, send=False, atomic=False):
             self.raw.drain()
             self.ask("read_write", qp=name, va=va, rkey=rkey, len=n * 1024,
-                     wva=wva, wlen=1024 if send else 2048, send=send)
+                     wva=wva, wlen=1024 if send else 2048, send=send,
+                     atomic=atomic)
             ops = [roce.OP["RC RDMA_READ_REQUEST"]] + (
+                [roce.OP["RC FETCH_ADD"]] if atomic else []) + (
                 [roce.OP["RC SEND_ONLY"]] if send else
                 [roce.OP["RC RDMA_WRITE_FIRST"], roce.OP["RC RDMA_WRITE_LAST"]])
             got = self.replies(count=len(ops), want=ours)
             if not check("NAK past a READ (QP %s): the target sends the "
-                         "READ request and the %s" %
-                         (name, "SEND" if send else "WRITE's two packets"),
+                         "READ request%s and the %s" %
+                         (name, ", a FETCH_ADD" if atomic else "",
+                          "SEND" if send else "WRITE's two packets"),
                          [p.opcode for p in got] == ops,
                          [what(p) for p in got]):
                 return None
@@ -1503,6 +1514,56 @@ class Attacker:
             held = hw4.get("ack_held", 0) - hw3.get("ack_held", 0)
             check("%s: the ACK held (ack_held +%d, want 1)" % (name, held),
                   held == 1)
+
+        # An atomic between the READ and the WRITE, and the ACK for the
+        # WRITE: the atomic's answer was lost too, and no refetch asks for
+        # it. The READ's responses are asked for first; once they are in,
+        # the target goes back to the atomic at once (the completer, not
+        # the retry timer), which sends the WRITE again behind it.
+        name = "ACK past a READ and an atomic"
+        data = pattern(16, n * 1024)
+        hw5 = self.counters()[0]
+        psn0 = start("rd", atomic=True)
+        if psn0 is None:
+            return
+        self.inject([ack(qpn, psn0 + n + 2, 0x1F, msn=5)], pace=0)
+        got = [what(p) for p in self.replies(timeout=0.4, want=ours)]
+        want = ("RC RDMA_READ_REQUEST", psn0, va, n * 1024)
+        check("%s: the target asks again for the READ's responses alone" %
+              name, got and set(got) == {want},
+              "sent %s, want %s" % (got, [want]))
+        self.inject([rsp(qpn, psn0, i, "FIRST" if i == 0 else
+                         "LAST" if i == n - 1 else "MIDDLE")
+                     for i in range(n)], pace=0)
+        got = [what(p) for p in self.replies(timeout=0.4, want=ours)]
+        want = [("RC FETCH_ADD", (psn0 + n) & 0xFFFFFF),
+                ("RC RDMA_WRITE_FIRST", (psn0 + n + 1) & 0xFFFFFF, wva,
+                 2048),
+                ("RC RDMA_WRITE_LAST", (psn0 + n + 2) & 0xFFFFFF)]
+        check("%s: once the READ is in, the target sends the atomic again, "
+              "and the WRITE behind it" % name, got[:3] == want and
+              not any(x[0] == "RC RDMA_READ_REQUEST" for x in got),
+              "sent %s, want %s first" % (got, want))
+        self.inject([self.frame(roce.bth(roce.OP["RC ATOMIC_ACKNOWLEDGE"],
+                                         qpn, (psn0 + n) & 0xFFFFFF) +
+                                roce.aeth(0x1F, 6) +
+                                roce.atomicacketh(0x5EED5EED)),
+                     ack(qpn, psn0 + n + 2, 0x1F, msn=7)], pace=0)
+        w = self.ask("poll", n=3, timeout=5)["wcs"]
+        check("%s: the READ, the atomic and the WRITE complete" % name,
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("rd", 0, 0x981), ("rd", 0, 0x983), ("rd", 0, 0x982)], w)
+        got = bytes.fromhex(self.ask("read", off=GAP_OFF,
+                                     len=n * 1024 + 8)["data"])
+        check("%s: the READ's bytes and the atomic's old value in place" %
+              name, got == data + struct.pack("<Q", 0x5EED5EED),
+              got[-8:].hex())
+        hw6 = self.counters()[0]
+        delta = {k: hw6.get(k, 0) - hw5.get(k, 0)
+                 for k in ("ack_held", "completer_retry_err")}
+        check("%s: the ACK held, and acted on twice, for the READ and for "
+              "the atomic (ack_held +1, completer_retry_err +2)" % name,
+              delta == {"ack_held": 1, "completer_retry_err": 2}, delta)
 
     def run(self):
         if not self.warm_up():

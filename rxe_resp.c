@@ -1344,7 +1344,11 @@ static void rxe_resp_ud(struct rxe_qp *qp, struct sk_buff *skb)
 /*
  * The QP is in error: drop what arrives and complete every receive WQE
  * of its own receive queue with a flush error. An SRQ keeps its WQEs for
- * the other QPs.
+ * the other QPs; the one this QP took, if any, is flushed, and it takes no
+ * more. IBA 11.6.3 has the QP say so once, with the affiliated event Last
+ * WQE Reached: ib_drain_qp() (6.11 on) waits up to a minute for it before
+ * polling the CQ for the flushed WQEs, and consumers free a QP's receive
+ * contexts on it.
  */
 static void rxe_resp_flush(struct rxe_qp *qp)
 {
@@ -1356,8 +1360,13 @@ static void rxe_resp_flush(struct rxe_qp *qp)
 
 	if (qp->resp.wqe_valid)
 		rxe_resp_complete(qp, NULL, IB_WC_WR_FLUSH_ERR, 0);
-	if (qp->srq)
+	if (qp->srq) {
+		if (!qp->resp.last_wqe) {
+			qp->resp.last_wqe = true;
+			rxe_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+		}
 		return;
+	}
 	while (rxe_resp_take_wqe(qp) != RXE_TAKE_EMPTY)
 		rxe_resp_complete(qp, NULL, IB_WC_WR_FLUSH_ERR, 0);
 }

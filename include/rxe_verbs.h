@@ -618,6 +618,8 @@ struct rxe_rd_res {
  * @ack_count: packets asking for an ACK that the owed ACK answers
  * @unacked: SEND and WRITE packets executed since the last ACK or response
  * @established: IB_EVENT_COMM_EST was raised (first packet taken in RTR)
+ * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED was raised (a QP on an SRQ, in
+ *	the error state)
  * @held: RC request packets that arrived past a gap, in PSN order, to
  *	execute when it fills; the receive task owns the list, which is why
  *	it goes without the sk_buff_head's lock
@@ -647,6 +649,7 @@ struct rxe_resp {
 	u32 ack_count;
 	u32 unacked;
 	bool established;
+	bool last_wqe;
 	struct sk_buff_head held;
 	bool from_held;
 };

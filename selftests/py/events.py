@@ -9,6 +9,12 @@ RTR while B, in RTS, sends to it twice; A then goes to RTS, takes a third
 SEND and is drained to SQD. The events must come in order COMM_EST, then
 SQ_DRAINED: nothing for the second packet in RTR, nor for the one in RTS.
 
+Last WQE Reached (IBA 11.6.3): an RC QP on an SRQ that has taken a WQE
+from it raises IBV_EVENT_QP_LAST_WQE_REACHED once when it goes to the
+error state: it takes no more. Not again when moved to error a second
+time, and not for a QP with its own receive queue. Kernel consumers drain
+such QPs by it: ib_drain_qp() (6.11 on) waits a minute for it.
+
 usage: events.py [DEV]
 """
 
@@ -16,12 +22,15 @@ import os
 import select
 import sys
 
-from rxelib import (MR, SGE, Pair, QPAttr, RecvWR, SendWR, check, e, finish,
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from rxelib import (CQ, MR, PD, QP, SGE, Context, Pair, QPAttr, QPCap,
+                    QPInitAttr, RecvWR, SendWR, check, connect_rc, e, finish,
                     status_name, to_rts)
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
 NAMES = {e.IBV_EVENT_COMM_EST: "COMM_EST",
-         e.IBV_EVENT_SQ_DRAINED: "SQ_DRAINED"}
+         e.IBV_EVENT_SQ_DRAINED: "SQ_DRAINED",
+         e.IBV_EVENT_QP_LAST_WQE_REACHED: "QP_LAST_WQE_REACHED"}
 
 
 def async_fds():
@@ -95,6 +104,58 @@ def run(name, qp_type):
     t.ctx.close()
 
 
+def to_err(qp):
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+
+
+def last_wqe():
+    """A on an SRQ, B on its own receive queue, connected; B sends to A,
+    then both go to the error state, A twice."""
+    ctx = Context(name=DEV)
+    pd = PD(ctx)
+    cq = CQ(ctx, 16)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1)))
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
+                max_recv_sge=1)
+    a = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=srq,
+                          cap=cap))
+    b = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+    gid = ctx.query_gid(1, 1)
+    connect_rc(a, gid, b.qp_num)
+    connect_rc(b, gid, a.qp_num)
+    srq.post_recv(RecvWR(wr_id=100, num_sge=1,
+                         sg=[SGE(mr.buf + 2048, 64, mr.lkey)]))
+    srq.post_recv(RecvWR(wr_id=101, num_sge=1,
+                         sg=[SGE(mr.buf + 2048, 64, mr.lkey)]))
+    b.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1,
+                       sg=[SGE(mr.buf, 64, mr.lkey)]))
+    wcs = []
+    for _ in range(10000):
+        got, more = cq.poll(2 - len(wcs))
+        wcs += more[:got]
+        if len(wcs) == 2:
+            break
+    check("SRQ: a SEND from B lands in a WQE A took from the SRQ",
+          sorted((wc.wr_id, wc.status) for wc in wcs) ==
+          [(1, e.IBV_WC_SUCCESS), (100, e.IBV_WC_SUCCESS)],
+          ", ".join(status_name(wc) for wc in wcs) or "no completion")
+    to_err(a)
+    ev = next_event(ctx)
+    check("SRQ: A, to the error state, raises QP_LAST_WQE_REACHED",
+          ev == e.IBV_EVENT_QP_LAST_WQE_REACHED, event_name(ev))
+    to_err(a)
+    to_err(b)
+    ev = next_event(ctx, timeout=1.0)
+    check("SRQ: nothing more (A to error again, B on its own receive "
+          "queue)", ev is None, event_name(ev))
+    got, _ = cq.poll(1)
+    check("SRQ: the WQE A did not take stays in the SRQ (no flush "
+          "completion for it)", got == 0, "%d completion(s)" % got)
+    ctx.close()
+
+
 run("RC", e.IBV_QPT_RC)
 run("UC", e.IBV_QPT_UC)
+last_wqe()
 finish()

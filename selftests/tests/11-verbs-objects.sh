@@ -22,7 +22,7 @@ check "pyverbs: objects, resize, events and bad calls (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/objects.py" rxe0 50
 check "pyverbs: memory windows: bind, access, rkey checks, invalidation (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/windows.py" rxe0
-check "pyverbs: QP events: COMM_EST once in RTR, SQ_DRAINED (see checks.log)" \
+check "pyverbs: QP events: COMM_EST once in RTR, SQ_DRAINED, LAST_WQE_REACHED on an SRQ (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/events.py" rxe0
 rxe_teardown rxe0
 

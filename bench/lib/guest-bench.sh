@@ -433,8 +433,8 @@ nvme_run() {
 	if nvme_step "$tag-nvmet" "$ok"; then
 		if [ "$GUEST" = b ]; then
 			{
-				echo "\$ nvme connect -t rdma -a $PEER_IP -s 4420 -n $NQN"
-				timeout -k 5 60 nvme connect -t rdma -a "$PEER_IP" -s 4420 -n "$NQN" &&
+				echo "\$ nvme connect -t rdma -a $PEER_IP -s 4420 -n $NQN (ctrl-loss-tmo 60 s)"
+				nvme_connect "$PEER_IP" &&
 					nvme_disk && up=1
 			} >>"$log" 2>&1 || echo "nvme connect to $PEER_IP failed" >>"$log"
 			ok=$up

@@ -481,9 +481,10 @@ wire_netem() {
 # random). The same Bernoulli loss as netem's, without its price: no
 # redirect, no queue, no ifb tasklet running every packet through the
 # stack a second time, which in these one-vCPU guests costs a quarter of
-# a WRITE stream's throughput before anything is lost. No P: take it away.
+# a WRITE stream's throughput before anything is lost. P 100: a dead link.
+# No P: take it away.
 wire_drop() {
-	local n
+	local n pick=()
 
 	# What the rule dropped goes to the caller's log as it goes.
 	nft list table netdev rxe_drop 2>/dev/null | grep -o 'counter.*'
@@ -491,10 +492,12 @@ wire_drop() {
 	[ $# = 0 ] && return 0
 	n=$(awk -v p="$1" 'BEGIN { if (p !~ /^[0-9]+(\.[0-9]+)?$/ || p > 100) exit 1;
 		printf "%d", p * 10000 + 0.5 }') || return 1
+	# numgen's range ends below 1000000: all of it takes no pick.
+	[ "$n" -ge 1000000 ] || pick=(numgen random mod 1000000 lt "$n")
 	nft add table netdev rxe_drop &&
 		nft add chain netdev rxe_drop in \
 			"{ type filter hook ingress device eth0 priority 0; }" &&
-		nft add rule netdev rxe_drop in numgen random mod 1000000 lt "$n" counter drop
+		nft add rule netdev rxe_drop in "${pick[@]}" counter drop
 }
 
 # --- kernel log --------------------------------------------------------------

@@ -41,6 +41,16 @@ nvmet_down() {
 	return "$rc"
 }
 
+# nvme_connect IP: connect to $NQN at rdma IP:4420, in 60 s at most. A
+# controller that loses its target tries to reconnect every 5 s and gives
+# up after NVME_LOSS_TMO s (default 60; nvme-cli's own is 600): I/O on a
+# link that died then fails after the 30 s I/O timeout and that minute,
+# where it would hang for ten, holding a test or a benchmark's boot.
+nvme_connect() {
+	timeout -k 5 60 nvme connect -t rdma -a "$1" -s 4420 -n "$NQN" \
+		--reconnect-delay=5 --ctrl-loss-tmo="${NVME_LOSS_TMO:-60}"
+}
+
 # nvme_ctrl: the controller (nvme0) connected to $NQN, in _ctrl; false
 # when there is none.
 nvme_ctrl() {

@@ -12,6 +12,7 @@
 # guests: 2
 # timeout: 400
 # reference: theirs
+# kernels: all
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

@@ -17,6 +17,7 @@
 #
 # guests: 2
 # timeout: 600
+# kernels: all
 
 # Functions below run through check, which shellcheck cannot follow.
 # shellcheck disable=SC2317

@@ -42,10 +42,12 @@ nvmet_down() {
 }
 
 # nvme_connect IP: connect to $NQN at rdma IP:4420, in 60 s at most. A
-# controller that loses its target tries to reconnect every 5 s and gives
-# up after NVME_LOSS_TMO s (default 60; nvme-cli's own is 600): I/O on a
-# link that died then fails after the 30 s I/O timeout and that minute,
-# where it would hang for ten, holding a test or a benchmark's boot.
+# controller that loses its target tries to reconnect every 5 s, and
+# gives up after NVME_LOSS_TMO / 5 attempts (default 60 s: 12; nvme-cli's
+# own 600 s makes 120). Then I/O on a link that died fails: 210 s into
+# the O_DIRECT write here, the first attempt taking 107 s of rdma_cm
+# timeouts and each later one 8 s, where it would hang for over ten
+# minutes and hold a test or a benchmark's boot.
 nvme_connect() {
 	timeout -k 5 60 nvme connect -t rdma -a "$1" -s 4420 -n "$NQN" \
 		--reconnect-delay=5 --ctrl-loss-tmo="${NVME_LOSS_TMO:-60}"

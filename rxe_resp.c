@@ -156,6 +156,32 @@ static void rxe_resp_nak(struct rxe_qp *qp, u8 code, u32 psn)
 	rxe_resp_send_ack(qp, aeth_syndrome(AETH_TYPE_NAK, code), psn);
 }
 
+/*
+ * An RC responder that NAKs a request for an error goes to the error state
+ * (IBA 9.9.3.1), and says why to its own consumer with an affiliated
+ * asynchronous error (IBA 11.6.3): an RDMA WRITE, READ or atomic takes no
+ * receive WQE, and without the event nothing would tell it.
+ */
+static void rxe_resp_nak_error(struct rxe_qp *qp, u8 code, u32 psn)
+{
+	enum ib_event_type event;
+
+	switch (code) {
+	case AETH_NAK_INVALID_REQ:
+		event = IB_EVENT_QP_REQ_ERR;
+		break;
+	case AETH_NAK_REM_ACC_ERR:
+		event = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	default:
+		event = IB_EVENT_QP_FATAL;
+		break;
+	}
+	rxe_resp_nak(qp, code, psn);
+	rxe_qp_set_error(qp);
+	rxe_qp_event(qp, event);
+}
+
 /* Everything executed so far is acknowledged: nothing is owed. */
 static void rxe_resp_acked(struct rxe_resp *resp)
 {
@@ -940,8 +966,7 @@ gone:
 	/* The region went away under the READ: the NAK goes after the rest. */
 	rxe_net_flush(qp, batch);
 	resp->read = NULL;
-	rxe_resp_nak(qp, AETH_NAK_REM_ACC_ERR, psn);
-	rxe_qp_set_error(qp);
+	rxe_resp_nak_error(qp, AETH_NAK_REM_ACC_ERR, psn);
 }
 
 /* Find the kept READ or atomic a duplicate request asks for again. */
@@ -1092,11 +1117,10 @@ static void rxe_resp_fail(struct rxe_qp *qp, struct sk_buff *skb,
 	}
 
 	rxe_resp_flush_ack(qp);
-	rxe_resp_nak(qp, nak_code[result], pkt->psn);
 	if (qp->resp.wqe_valid)
 		rxe_resp_complete(qp, NULL, status == IB_WC_SUCCESS ?
 				  IB_WC_REM_INV_REQ_ERR : status, 0);
-	rxe_qp_set_error(qp);
+	rxe_resp_nak_error(qp, nak_code[result], pkt->psn);
 }
 
 /*

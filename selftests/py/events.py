@@ -18,46 +18,17 @@ such QPs by it: ib_drain_qp() (6.11 on) waits a minute for it.
 usage: events.py [DEV]
 """
 
-import os
-import select
 import sys
 
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from rxelib import (CQ, MR, PD, QP, SGE, Context, Pair, QPAttr, QPCap,
                     QPInitAttr, RecvWR, SendWR, check, connect_rc, e, finish,
-                    status_name, to_rts)
+                    next_event, status_name, to_rts)
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
 NAMES = {e.IBV_EVENT_COMM_EST: "COMM_EST",
          e.IBV_EVENT_SQ_DRAINED: "SQ_DRAINED",
          e.IBV_EVENT_QP_LAST_WQE_REACHED: "QP_LAST_WQE_REACHED"}
-
-
-def async_fds():
-    """The uverbs event files this process has open: with no completion
-    channel created, the async event file of each open device context."""
-    fds = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink("/proc/self/fd/" + name).endswith(
-                    "[infinibandevent]"):
-                fds.append(int(name))
-        except OSError:
-            pass
-    return fds
-
-
-def next_event(ctx, timeout=10.0):
-    """The next async event's type, or None when none comes in time.
-    pyverbs blocks in ibv_get_async_event() holding the interpreter, and
-    does not give out the fd: wait for the fd to be readable first."""
-    ready, _, _ = select.select(async_fds(), [], [], timeout)
-    if not ready:
-        return None
-    ev = ctx.get_async_event()
-    kind = ev.event_type
-    ev.ack()
-    return kind
 
 
 def event_name(ev):

@@ -3,6 +3,8 @@
 device connected to each other over the device's own GID."""
 
 import errno
+import os
+import select
 import sys
 import time
 
@@ -19,7 +21,7 @@ from pyverbs.wr import SGE, RecvWR, SendWR
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
            "connect_rc", "to_rts", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
            "QPInitAttr", "SGE", "SendWR", "RecvWR", "Context",
-           "PyverbsRDMAError", "status_name"]
+           "PyverbsRDMAError", "status_name", "next_event"]
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -140,3 +142,30 @@ class Pair:
     def poll_one(self, timeout=10.0):
         wcs = self.poll(1, timeout)
         return wcs[0] if wcs else None
+
+
+def async_fds():
+    """The uverbs event files this process has open: with no completion
+    channel created, the async event file of each open device context."""
+    fds = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink("/proc/self/fd/" + name).endswith(
+                    "[infinibandevent]"):
+                fds.append(int(name))
+        except OSError:
+            pass
+    return fds
+
+
+def next_event(ctx, timeout=10.0):
+    """The next async event's type, or None when none comes in time.
+    pyverbs blocks in ibv_get_async_event() holding the interpreter, and
+    does not give out the fd: wait for the fd to be readable first."""
+    ready, _, _ = select.select(async_fds(), [], [], timeout)
+    if not ready:
+        return None
+    ev = ctx.get_async_event()
+    kind = ev.event_type
+    ev.ack()
+    return kind

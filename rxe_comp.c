@@ -665,8 +665,9 @@ static bool rxe_comp_refetchable(struct rxe_qp *qp, u32 psn)
  * one missing as well is a burst, which the requester sends again as a
  * whole (go-back-N), as it does for any other loss and towards a
  * responder that drops: one packet per round trip would take longer
- * than a window. READ responses missing before ones kept past the gap
- * are asked for again on their own (rxe_req_refetch()), and the requester
+ * than a window. READ responses missing before ones kept past the gap,
+ * or before an acknowledgment held past the READ (rxe_comp_hold()), are
+ * asked for again on their own (rxe_req_refetch()), and the requester
  * stays where it is; when the retry timer fired, every response missing.
  */
 static void rxe_comp_resend(struct rxe_qp *qp, u32 psn,

@@ -967,19 +967,18 @@ static void rxe_comp_release_held(struct rxe_qp *qp)
 {
 	struct rxe_comp *comp = &qp->comp;
 	u32 psn = comp->held_psn;
-	struct rxe_swqe *stop;
+	struct rxe_swqe *stop = NULL;
 
-	if (rxe_psn_diff(comp->psn, psn) < 0) {
+	if (rxe_psn_diff(comp->psn, psn) < 0)
 		stop = rxe_comp_ack(qp, rxe_psn_add(psn, -1));
-		if (comp->psn != psn) {
-			if (stop && !rxe_wqe_reads_bytes(stop) &&
-			    !rxe_comp_resent_lately(comp)) {
-				rxe_counter_inc(rxe_qp_dev(qp),
-						RXE_CNT_COMPLETER_RETRY_ERR);
-				rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
-			}
-			return;
+	if (rxe_psn_diff(comp->psn, psn) < 0) {
+		if (stop && !rxe_wqe_reads_bytes(stop) &&
+		    !rxe_comp_resent_lately(comp)) {
+			rxe_counter_inc(rxe_qp_dev(qp),
+					RXE_CNT_COMPLETER_RETRY_ERR);
+			rxe_comp_retry(qp, comp->psn, RXE_LOSS_SEEN);
 		}
+		return;
 	}
 	comp->held = false;
 	if (comp->psn == psn && !aeth_syn_ack(comp->held_syn))

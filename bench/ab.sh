@@ -24,8 +24,11 @@
 #                      RDMA instead: b connects to nvmet-rdma on a (a
 #                      memory-backed null_blk), writes MIB MiB with
 #                      O_DIRECT, reads them back and compares (write and
-#                      read MB/s); a loss= or drop= prefix applies only
-#                      while the data moves, not to the connection.
+#                      read MB/s); 'nvme -s MIB -q QD' does it with fio
+#                      in 4 KiB blocks in random order, QD in flight,
+#                      each block checked; a loss= or drop= prefix
+#                      applies only while the data moves, not to the
+#                      connection.
 #   -r, --rounds N     rounds (default 5): each loads A, runs every case
 #                      once, unloads it, then the same for B; odd rounds A
 #                      first, even rounds B first
@@ -145,12 +148,17 @@ parse_case() {
 	fi
 	case ${w[0]:-} in
 	nvme)
-		# NVMe-oF: one option, the size; the rest is fixed (lib/guest-ab.sh).
+		# NVMe-oF: the size, and a queue depth for fio; the rest is fixed
+		# (lib/guest-ab.sh).
 		[ "$n" = 2 ] || die "case '$1': nvme needs two guests (target on a, host on b)"
-		if [ "${#w[@]}" != 3 ] || [ "${w[1]}" != -s ] || [[ ! ${w[2]} =~ ^[1-9][0-9]*$ ]]; then
-			die "case '$1': want 'nvme -s MIB' (MiB written and read back)"
+		if { [ "${#w[@]}" != 3 ] && [ "${#w[@]}" != 5 ]; } || [ "${w[1]}" != -s ] ||
+			[[ ! ${w[2]} =~ ^[1-9][0-9]*$ ]] ||
+			{ [ "${#w[@]}" = 5 ] && { [ "${w[3]}" != -q ] || [[ ! ${w[4]} =~ ^[1-9][0-9]*$ ]]; }; }; then
+			die "case '$1': want 'nvme -s MIB [-q QD]' (MiB written and read back; QD: 4 KiB random I/O with fio)"
 		fi
 		command -v nvme >/dev/null || die "case '$1': nvme-cli is not installed (selftests/setup.sh)"
+		[ "${#w[@]}" = 3 ] || command -v fio >/dev/null ||
+			die "case '$1': fio is not installed (selftests/setup.sh)"
 		echo "nvme $loss 4420 ${w[*]}"
 		return
 		;;
@@ -188,7 +196,10 @@ out=$(cd "$out" && pwd)
 # also keeps what was measured from a rebuild during the run.
 stage=$out/modules
 case $out/ in
-/tmp/* | /run/* | /dev/*) stage=$(mktemp -d "$BENCH/results/.ab-modules.XXXXXX") ;;
+/tmp/* | /run/* | /dev/*)
+	mkdir -p "$BENCH/results"
+	stage=$(mktemp -d "$BENCH/results/.ab-modules.XXXXXX")
+	;;
 esac
 # shellcheck disable=SC2317 # the EXIT trap calls it
 cleanup() {

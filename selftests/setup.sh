@@ -25,7 +25,7 @@ PACKAGES=(
 	# in the guests (they run the host's root)
 	rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs
 	libibverbs-dev
-	iproute2 iputils-ping procps util-linux iperf3 nvme-cli nftables
+	iproute2 iputils-ping procps util-linux iperf3 nvme-cli fio nftables
 	tshark python3-scapy gnuplot-nox
 )
 

@@ -222,7 +222,9 @@ def main(d):
             info.get("rounds", "?"), dur, mar, dur - 2 * mar,
             "; nvme: NVMe-oF over RDMA, nvmet-rdma on a (memory-backed null_blk), the host on "
             "b; MB/s = MiB x 2^20 / the seconds dd reports for the O_DIRECT write (with fsync) "
-            "and the O_DIRECT read; a run whose data did not come back identical failed" if any(
+            "and the O_DIRECT read (`-q QD`: fio's seconds for 4 KiB blocks in random order, "
+            "QD in flight, each block once; IOPS = MB/s x 10^6 / 4096); a run whose data did "
+            "not come back identical failed" if any(
                 c["kind"] == "nvme" for c in cases) else ""))
     add("- **Where**: kernel %s, QEMU %s (%s), perftest %s, git %s; host %s CPUs, load %s at "
         "start, %s at end; took %s s" % (

@@ -20,7 +20,9 @@
 #         by nftables, wire_drop), iperf (iperf3 TCP, the wire ceiling:
 #         runs once per boot, not once per driver), nvme (NVMe-oF over
 #         RDMA: SIZE MiB written and read back with O_DIRECT, write and
-#         read MB/s; LOSS as for loss, only while the data moves)
+#         read MB/s, with dd in 1 MiB blocks, or with QPS above 1 with fio
+#         in 4 KiB blocks in random order, QPS in flight; LOSS as for loss,
+#         only while the data moves)
 #   MTU   netdev MTU (1500: RoCE MTU 1024; 9000: RoCE MTU 4096)
 #
 # RXE_BENCH_QUICK=1 gives the short list; RXE_BENCH_FILTER, an extended
@@ -58,6 +60,8 @@ _bc() {
 		[ "$loss" = 0 ] || tag=loss$loss/
 		[[ $loss != d* ]] || tag=drop${loss#d}/
 		id=mtu$mtu/${tag}nvme/${size}M
+		# QPS is fio's queue depth (4 KiB random I/O); 1 is dd.
+		[ "$qps" = 1 ] || id=$id/qd$qps
 		;;
 	esac
 	echo "$id $kind $mtu $tool $size $qps $loss"
@@ -96,6 +100,9 @@ _bench_cases_full() {
 				# A kernel consumer: NVMe-oF, 16 MiB, lossless and at 1%.
 				_bc nvme "$mtu" nvme 16 1 0
 				_bc nvme "$mtu" nvme 16 1 d1
+				# The same with fio: 4 KiB random I/O, 16 in flight.
+				_bc nvme "$mtu" nvme 16 16 0
+				_bc nvme "$mtu" nvme 16 16 d1
 			fi
 		else
 			_bc bw "$mtu" ib_write_bw 65536 8

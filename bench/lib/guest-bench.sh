@@ -404,20 +404,62 @@ nvme_step() {
 	return 1
 }
 
-# nvme_run NAME TAG MIB LOSS KEY: one nvme run on both guests (target on
-# a, host on b). a exports nullb0; b connects; LOSS (as loss_on) goes on
-# on both guests, as in test 35 after the connection, so that rdma_cm's
-# MADs are not what is measured; b writes MIB MiB of a pattern under KEY
-# (32 hex digits, new for each run of the boot: a read of an earlier
-# run's data cannot pass) with O_DIRECT and fsync, drops the page cache,
-# reads them back with O_DIRECT and compares; LOSS goes off; b
-# disconnects; a takes the export down. Sets _rc (b: 0 only when the data
-# came back identical; 200: the other guest is gone), _nvme_w and _nvme_r
-# (dd's seconds), _nvme_ww and _nvme_rw (the wall time around each dd)
-# and leaves NAME.client.log (b), NAME.server.log and .server.rc (a) and
+# nvme_fio WHAT RW QD MIB KEY: one timed fio job on /dev/$_disk, 4 KiB
+# blocks in random order at queue depth QD over the first MIB MiB, each
+# block once (fio's random map): RW randwrite fills every block with KEY
+# and its own offset (and syncs at the end), RW randread reads them back
+# and checks each against the same, stopping at the first that differs.
+# fio's own figure of the job's seconds (milliseconds from its terse
+# output) goes to _dd_s, the wall time around it to _dd_wall, as nvme_dd.
+nvme_fio() {
+	local what=$1 rw=$2 qd=$3 mib=$4 key=$5 rc=0 t0 ms
+	local -a f sync=()
+
+	_dd_s='' _dd_wall=''
+	[ "$rw" != randwrite ] || sync=(--end_fsync=1)
+	rm -f "$NVME_BACK.fio"
+	echo "\$ fio --rw=$rw --bs=4k --iodepth=$qd --ioengine=libaio --direct=1 --size=${mib}M --verify=pattern"
+	t0=${EPOCHREALTIME/./}
+	LC_ALL=C timeout -k 5 "$NVME_DD_TIMEOUT" fio --name="$what" --filename="/dev/$_disk" \
+		--rw="$rw" --bs=4k --iodepth="$qd" --ioengine=libaio --direct=1 \
+		--size="${mib}M" --randrepeat=0 --verify=pattern \
+		--verify_pattern="0x$key%o" --verify_fatal=1 --do_verify=0 \
+		"${sync[@]}" --output-format=terse --terse-version=3 --output="$NVME_BACK.fio" || rc=$?
+	t0=$((${EPOCHREALTIME/./} - t0))
+	_dd_wall=$((t0 / 1000000)).$(printf '%06d' $((t0 % 1000000)))
+	[ ! -e "$NVME_BACK.fio" ] || cat "$NVME_BACK.fio"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "$what: fio timed out after ${NVME_DD_TIMEOUT}s"
+		return "$rc"
+	fi
+	[ "$rc" = 0 ] || { echo "$what: fio failed (exit $rc)"; return "$rc"; }
+	# Terse version 3: field 5 the job's error, 9 the read runtime in ms,
+	# 50 the write runtime.
+	IFS=';' read -r -a f <"$NVME_BACK.fio" || true
+	[ "${f[4]:-}" = 0 ] || { echo "$what: fio reports error ${f[4]:-(no terse line)}"; return 1; }
+	ms=${f[8]:-}
+	[ "$rw" != randwrite ] || ms=${f[49]:-}
+	[[ $ms =~ ^[1-9][0-9]*$ ]] || { echo "$what: no runtime in fio's terse output"; return 1; }
+	_dd_s=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
+}
+
+# nvme_run NAME TAG MIB LOSS KEY [QD]: one nvme run on both guests (target
+# on a, host on b). a exports nullb0; b connects; LOSS (as loss_on) goes
+# on on both guests, as in test 35 after the connection, so that
+# rdma_cm's MADs are not what is measured; b writes MIB MiB of a pattern
+# under KEY (32 hex digits, new for each run of the boot: a read of an
+# earlier run's data cannot pass), drops the page cache and reads them
+# back. Without QD (or 0) dd writes them in 1 MiB blocks with O_DIRECT and
+# fsync, reads them back with O_DIRECT and compares; with QD, fio writes
+# and reads them back in 4 KiB blocks in random order, QD in flight, each
+# block checked (nvme_fio). LOSS goes off; b disconnects; a takes the
+# export down. Sets _rc (b: 0 only when the data came back identical;
+# 200: the other guest is gone), _nvme_w and _nvme_r (dd's or fio's
+# seconds), _nvme_ww and _nvme_rw (the wall time around each) and leaves
+# NAME.client.log (b), NAME.server.log and .server.rc (a) and
 # NAME.counters (each guest: what moved while the data did).
 nvme_run() {
-	local name=$1 tag=$2 mib=$3 loss=$4 key=$5 ok=1 up=0 log rc=1
+	local name=$1 tag=$2 mib=$3 loss=$4 key=$5 qd=${6:-0} ok=1 up=0 log rc=1
 
 	_rc=0 _nvme_w='' _nvme_r='' _nvme_ww='' _nvme_rw=''
 	log=$name.client.log
@@ -426,7 +468,7 @@ nvme_run() {
 	counters_mark
 	if [ "$GUEST" = a ]; then
 		nvmet_up "$MY_IP" >>"$log" 2>&1 || { ok=0; echo "nvmet: exporting nullb0 failed" >>"$log"; }
-	else
+	elif [ "$qd" = 0 ]; then
 		make_pattern "$NVME_PAT" "$mib" "$key" >>"$log" 2>&1 ||
 			{ ok=0; echo "making the $mib MiB pattern failed" >>"$log"; }
 	fi
@@ -448,7 +490,14 @@ nvme_run() {
 					# Where the kernel log stands (not a dmesg_mark: that
 					# would cut the side's own look for warnings short).
 					_nvme_klog=$(dmesg | wc -l)
-					{
+					if [ "$qd" != 0 ]; then
+						nvme_fio write randwrite "$qd" "$mib" "$key" &&
+							_nvme_w=$_dd_s _nvme_ww=$_dd_wall &&
+							echo 3 >/proc/sys/vm/drop_caches &&
+							nvme_fio read randread "$qd" "$mib" "$key" &&
+							_nvme_r=$_dd_s _nvme_rw=$_dd_wall &&
+							echo "$mib MiB read back identical (fio: every 4 KiB block)" && rc=0
+					else
 						nvme_dd write if="$NVME_PAT" of="/dev/$_disk" bs=1M count="$mib" \
 							oflag=direct conv=fsync && _nvme_w=$_dd_s _nvme_ww=$_dd_wall &&
 							echo 3 >/proc/sys/vm/drop_caches &&
@@ -456,8 +505,8 @@ nvme_run() {
 								iflag=direct && _nvme_r=$_dd_s _nvme_rw=$_dd_wall &&
 							{ cmp "$NVME_PAT" "$NVME_BACK" || { echo "compare failed: the data read back differs"; false; }; } &&
 							echo "$mib MiB read back identical" && rc=0
-						nvme_trouble || rc=1
-					} >>"$log" 2>&1
+					fi >>"$log" 2>&1
+					nvme_trouble >>"$log" 2>&1 || rc=1
 				fi
 				barrier "$tag-io" || [ "$GUEST" = b ] || _rc=200
 			else
@@ -479,7 +528,7 @@ nvme_run() {
 		nvmet_down >>"$log" 2>&1 || { ok=0; echo "nvmet: taking the export down failed" >>"$log"; }
 		echo "$((1 - ok))" >"$name.server.rc"
 	else
-		rm -f "$NVME_PAT" "$NVME_BACK" "$NVME_BACK.dd"
+		rm -f "$NVME_PAT" "$NVME_BACK" "$NVME_BACK.dd" "$NVME_BACK.fio"
 		[ "$_rc" = 200 ] || _rc=$rc
 	fi
 	return 0
@@ -513,6 +562,7 @@ run_case() {
 		# What it does, for .info: nvme_run has its own loss window and
 		# counters (the data's, not the connection's).
 		args=(nvme -s "$size")
+		[ "$qps" = 1 ] || args+=(-q "$qps")
 		;;
 	esac
 
@@ -532,7 +582,9 @@ run_case() {
 			;;
 		nvme)
 			# A pattern of its own for each run of the boot.
-			nvme_run "$name" "$tag" "$size" "$loss" "$(printf '%032x' "$_ncase")"
+			# QPS is the queue depth here: 1 for dd, more for fio.
+			nvme_run "$name" "$tag" "$size" "$loss" "$(printf '%032x' "$_ncase")" \
+				"$([ "$qps" = 1 ] || echo "$qps")"
 			;;
 		*)
 			pair_run "$name" "$tag" "$BW_TIMEOUT" 1 18515 -- "${args[@]}" -- "${args[@]}"
@@ -564,6 +616,7 @@ run_case() {
 			if [ "$kind" = nvme ]; then
 				# dd's own seconds of each copy, and the wall time around it.
 				echo "nvme_mib=$size"
+				echo "nvme_qd=$([ "$qps" = 1 ] && echo 0 || echo "$qps")"
 				echo "write_s=$_nvme_w"
 				echo "read_s=$_nvme_r"
 				echo "write_wall_s=$_nvme_ww"

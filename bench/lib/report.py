@@ -115,6 +115,9 @@ def case_label(c, metric):
             how, pct = loss_of(c)
             what = ", %s %g%% while the data moves" % (
                 "random drop by nftables" if how == "nft" else "netem loss", pct)
+        if c["qps"] != "1":
+            return "NVMe-oF over RDMA, %s MiB fio 4 KiB random, %s in flight, %s%s" % (
+                c["size"], c["qps"], metric, what)
         return "NVMe-oF over RDMA, %s MiB O_DIRECT %s%s" % (c["size"], metric, what)
     return c["id"]
 
@@ -315,12 +318,12 @@ def parse_run(boot, topo, case, impl):
         r["metrics"]["lat_p99"] = p99
     elif kind == "nvme":
         # The client exited 0: the data came back identical. MB/s from
-        # the seconds dd reports for each copy.
+        # the seconds dd (or fio) reports for each copy.
         mib = fnum(info.get("nvme_mib"))
         for metric in ("write", "read"):
             secs = fnum(info.get(metric + "_s"))
             if not mib or not secs or secs <= 0:
-                r["reason"] = "no dd time for the %s in the run's .info" % metric
+                r["reason"] = "no dd or fio time for the %s in the run's .info" % metric
                 return r
             r["metrics"][metric] = mib * 2**20 / secs / 1e6
     elif kind == "iperf":

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The guest side of bench/prof/prof.sh: load the driver, run one perftest
-# case between the guests (or over the guest's own IP with one guest),
+# case (or NVMe-oF with fio) between the guests (or a perftest case over
+# the guest's own IP with one guest),
 # and ask the tbprof plugin for a snapshot of the instruction counts at
 # both ends of a window of steady traffic, with the hw counters beside.
 #
 # Environment (from prof.sh through lib/vm.sh): RXE_PROF_IMPL (ours,
-# theirs), RXE_PROF_CASE (a perftest command line), RXE_PROF_D (perftest
-# -D), RXE_PROF_SETTLE and RXE_PROF_WINDOW (seconds: from the first packet
+# theirs), RXE_PROF_CASE (a perftest command line, or "nvme RW QD"),
+# RXE_PROF_D (perftest -D, fio's runtime), RXE_PROF_SETTLE and RXE_PROF_WINDOW (seconds: from the first packet
 # to the window, and the window), RXE_PROF_MTU.
 #
 # Leaves in $RESULTS/$GUEST: kallsyms.txt, tbprof-begin.txt and
@@ -89,6 +90,26 @@ profile() {
 	snap end
 }
 
+# NVMe-oF (CASE "nvme RW QD", two guests): a exports a null_blk through
+# nvmet-rdma, b connects and runs fio for D seconds, RW (randread or
+# randwrite) in 4 KiB blocks, QD in flight. Its I/Os are in client.log
+# (fio's terse line); a takes the export down after b disconnected.
+# shellcheck source=selftests/lib/nvme.sh
+. "$REPO/selftests/lib/nvme.sh"
+NQN=nqn.2026-11.io.rxe-testbed:prof-nvme
+
+# shellcheck disable=SC2317 # called through check
+nvmet_export() {
+	modprobe -a nvmet nvmet-rdma null_blk && nvmet_up "$MY_IP"
+}
+
+nvme_host() {
+	nvme_connect "$SERVER" && nvme_disk || return 1
+	fio --name=prof --filename="/dev/$_disk" --rw="${CASE[1]}" --bs=4k \
+		--iodepth="${CASE[2]}" --ioengine=libaio --direct=1 --size=64M \
+		--time_based --runtime="$D" --output-format=terse --terse-version=3
+}
+
 ip link set eth0 mtu "$MTU"
 check "load the driver ($IMPL)" load_rxe "$IMPL"
 check "rdma link add" rxe_add rxe0 eth0
@@ -96,23 +117,44 @@ cat /proc/kallsyms >"$_out/kallsyms.txt"
 args=(-d rxe0 -x "$(gid_index "$MY_IP")" -F -m "$ROCE_MTU")
 [[ ${CASE[0]} == *_lat ]] || args+=(-D "$D")
 
-if [ "$GUEST" = a ]; then
-	"${CASE[@]}" "${args[@]}" >"$_out/server.log" 2>&1 &
-	server=$!
+if [ "${CASE[0]}" = nvme ]; then
+	[ "$NGUESTS" = 2 ] || fail "nvme needs two guests"
+	if [ "$GUEST" = a ]; then
+		check "export a null_blk through nvmet-rdma" nvmet_export
+	else
+		check "load nvme-rdma" modprobe nvme-rdma
+	fi
+	barrier server-up
+	if [ "$GUEST" = b ]; then
+		nvme_host >"$_out/client.log" 2>&1 &
+		client=$!
+	fi
+	profile
+	if [ -n "${client:-}" ]; then
+		wait "$client" || fail "client: exit status $? (client.log)"
+		check "nvme disconnect" timeout -k 5 60 nvme disconnect -n "$NQN"
+	fi
+	barrier finished
+	[ "$GUEST" = b ] || check "take the export down" nvmet_down
+else
+	if [ "$GUEST" = a ]; then
+		"${CASE[@]}" "${args[@]}" >"$_out/server.log" 2>&1 &
+		server=$!
+	fi
+	barrier server-up
+	if [ "$NGUESTS" = 1 ] || [ "$GUEST" = b ]; then
+		nap 1
+		"${CASE[@]}" "${args[@]}" "$SERVER" >"$_out/client.log" 2>&1 &
+		client=$!
+	fi
+	profile
+	if [ -n "${client:-}" ]; then
+		wait "$client" || fail "client: exit status $? (client.log)"
+	fi
+	if [ -n "${server:-}" ]; then
+		wait "$server" || fail "server: exit status $? (server.log)"
+	fi
+	barrier finished
 fi
-barrier server-up
-if [ "$NGUESTS" = 1 ] || [ "$GUEST" = b ]; then
-	nap 1
-	"${CASE[@]}" "${args[@]}" "$SERVER" >"$_out/client.log" 2>&1 &
-	client=$!
-fi
-profile
-if [ -n "${client:-}" ]; then
-	wait "$client" || fail "client: exit status $? (client.log)"
-fi
-if [ -n "${server:-}" ]; then
-	wait "$server" || fail "server: exit status $? (server.log)"
-fi
-barrier finished
 check "rdma link delete" rxe_del rxe0
 finish

@@ -22,7 +22,11 @@
 #   -h, --help
 #
 # CASE is a perftest command line, default 'ib_write_bw -s 65536'; the
-# script adds -d, -x, -F, -m and (for bandwidth tools) -D. The plugin is
+# script adds -d, -x, -F, -m and (for bandwidth tools) -D. 'nvme RW QD' is
+# NVMe-oF over RDMA instead (two guests): a exports a null_blk through
+# nvmet-rdma, b connects and runs fio for -D seconds, RW randread or
+# randwrite in 4 KiB blocks with QD in flight (its terse line in
+# b/client.log: the I/Os of the run). The plugin is
 # built on first use against qemu-plugin.h from Debian's qemu source
 # package (apt-get source, which needs a deb-src line); RXE_QEMU_INCLUDE
 # names a folder that already holds qemu-plugin.h.
@@ -69,6 +73,14 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+case $case_line in
+nvme\ *)
+	[[ $case_line =~ ^nvme\ (randread|randwrite)\ [1-9][0-9]*$ ]] ||
+		die "want 'nvme randread|randwrite QD', not '$case_line'"
+	[ "$n" = 2 ] || die "nvme needs two guests (no --loop)"
+	command -v fio >/dev/null || die "fio is not installed (selftests/setup.sh)"
+	;;
+esac
 [ "$((settle + window + 2))" -le "$duration" ] ||
 	die "the window ends after perftest: --settle + --window + 2 must be at most -D"
 

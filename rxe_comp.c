@@ -1388,7 +1388,7 @@ static void rxe_comp_post(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		return;
 	trace_rxe_wqe_complete(qp, wqe->wr_id, status);
 	if (rxe_cq_post(qp->scq, &wc, false))
-		rxe_qp_set_error(qp);
+		rxe_qp_cq_full(qp);
 }
 
 /* Complete finished work requests, in order, up to the first unfinished. */

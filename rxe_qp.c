@@ -472,6 +472,8 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		rxe_qp_apply_attr(qp, attr, mask, &path);
 	else
 		err = -EINVAL;
+	if (!err && next == IB_QPS_RESET)
+		qp->cq_full = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (next == IB_QPS_RESET) {
@@ -659,6 +661,33 @@ void rxe_qp_set_error(struct rxe_qp *qp)
 
 	rxe_task_sched(&qp->send_task);
 	rxe_task_sched(&qp->recv_task);
+}
+
+/**
+ * rxe_qp_cq_full() - a completion of the QP found its CQ full
+ * @qp: the QP
+ *
+ * The completion is lost, and the QP can make no more: it goes to the
+ * error state (IBA C9-218) and its consumer hears of it by an affiliated
+ * asynchronous error (C11-37; IBA's Local Work Queue Catastrophic Error,
+ * IB_EVENT_QP_FATAL), once, whichever of its work queues found the CQ
+ * full first. The CQ itself raised IB_EVENT_CQ_ERR (rxe_cq_post()).
+ *
+ * Context: either task of the QP.
+ */
+void rxe_qp_cq_full(struct rxe_qp *qp)
+{
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	first = !qp->cq_full;
+	qp->cq_full = true;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	rxe_qp_set_error(qp);
+	if (first)
+		rxe_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
 /**

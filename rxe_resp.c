@@ -452,7 +452,7 @@ static void rxe_resp_complete(struct rxe_qp *qp, struct sk_buff *skb,
 
 	trace_rxe_wqe_complete(qp, wc.wr_id, status);
 	if (rxe_cq_post(qp->rcq, &wc, solicited))
-		rxe_qp_set_error(qp);
+		rxe_qp_cq_full(qp);
 }
 
 /* A SEND packet: its payload goes to the receive WQE. */

@@ -18,6 +18,7 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata);
 struct rxe_qp *rxe_qp_get(struct rxe_dev *rxe, u32 qpn);
 void rxe_qp_put(struct rxe_qp *qp);
 void rxe_qp_set_error(struct rxe_qp *qp);
+void rxe_qp_cq_full(struct rxe_qp *qp);
 void rxe_qp_event(struct rxe_qp *qp, enum ib_event_type type);
 int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 

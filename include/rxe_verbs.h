@@ -667,6 +667,8 @@ struct rxe_resp {
  * @mtu: path MTU in bytes
  * @is_user: userspace owns its rings
  * @sig_all: every send work request generates a completion
+ * @cq_full: a completion found its CQ full and IB_EVENT_QP_FATAL was
+ *	raised (rxe_qp_cq_full()); under @state_lock, cleared by a reset
  * @sq: the send queue
  * @rq: the receive queue, unused with an SRQ
  * @srq: the SRQ, or NULL
@@ -689,7 +691,7 @@ struct rxe_resp {
 struct rxe_qp {
 	struct ib_qp ibqp;
 	struct rxe_obj obj;
-	spinlock_t state_lock; /* attr, path */
+	spinlock_t state_lock; /* attr, path, cq_full */
 	struct mutex modify_mutex; /* modify_qp callers */
 	struct ib_qp_attr attr;
 	struct rxe_path path;
@@ -697,6 +699,7 @@ struct rxe_qp {
 	u32 mtu;
 	bool is_user;
 	bool sig_all;
+	bool cq_full;
 	struct rxe_sq sq;
 	struct rxe_rq rq;
 	struct rxe_srq *srq;

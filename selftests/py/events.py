@@ -15,6 +15,13 @@ error state: it takes no more. Not again when moved to error a second
 time, and not for a QP with its own receive queue. Kernel consumers drain
 such QPs by it: ib_drain_qp() (6.11 on) waits a minute for it.
 
+A full CQ (IBA C9-218, C11-37): a completion that finds its CQ full is
+lost, the CQ raises IBV_EVENT_CQ_ERR once, and the QP whose completion it
+was goes to the error state and raises IBV_EVENT_QP_FATAL, once: for a
+send CQ and for a receive CQ. A QP reset and connected again on the same
+overflowed CQ raises QP_FATAL again with its first completion, and the CQ
+nothing more.
+
 usage: events.py [DEV]
 """
 
@@ -28,7 +35,9 @@ from rxelib import (CQ, MR, PD, QP, SGE, Context, Pair, QPAttr, QPCap,
 DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
 NAMES = {e.IBV_EVENT_COMM_EST: "COMM_EST",
          e.IBV_EVENT_SQ_DRAINED: "SQ_DRAINED",
-         e.IBV_EVENT_QP_LAST_WQE_REACHED: "QP_LAST_WQE_REACHED"}
+         e.IBV_EVENT_QP_LAST_WQE_REACHED: "QP_LAST_WQE_REACHED",
+         e.IBV_EVENT_CQ_ERR: "CQ_ERR",
+         e.IBV_EVENT_QP_FATAL: "QP_FATAL"}
 
 
 def event_name(ev):
@@ -126,7 +135,76 @@ def last_wqe():
     ctx.close()
 
 
+def events_until_quiet(ctx, timeout=1.0):
+    """The names of the async events that come until none has for
+    timeout seconds, sorted (the CQ's and the QP's come in either order)."""
+    evs = []
+    while True:
+        ev = next_event(ctx, timeout=timeout if evs else 10.0)
+        if ev is None:
+            return sorted(evs)
+        evs.append(event_name(ev))
+
+
+def qp_state(qp):
+    attr, _ = qp.query(e.IBV_QP_STATE)
+    return attr.qp_state
+
+
+def cq_full():
+    """B sends to A. First B's send CQ has room for one completion, then
+    (new QPs) A's receive CQ; each time four signaled SENDs go."""
+    for side in ("send", "receive"):
+        ctx = Context(name=DEV)
+        pd = PD(ctx)
+        small = CQ(ctx, 1)
+        big = CQ(ctx, 64)
+        mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+        cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1,
+                    max_recv_sge=1)
+        a = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=big,
+                              rcq=small if side == "receive" else big,
+                              cap=cap))
+        b = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC,
+                              scq=small if side == "send" else big,
+                              rcq=big, cap=cap))
+        full = b if side == "send" else a
+        gid = ctx.query_gid(1, 1)
+
+        def go(n):
+            connect_rc(a, gid, b.qp_num)
+            connect_rc(b, gid, a.qp_num)
+            for i in range(n):
+                a.post_recv(RecvWR(wr_id=100 + i, num_sge=1,
+                                   sg=[SGE(mr.buf + 2048, 64, mr.lkey)]))
+            for i in range(n):
+                b.post_send(SendWR(wr_id=i, opcode=e.IBV_WR_SEND,
+                                   num_sge=1, send_flags=e.IBV_SEND_SIGNALED,
+                                   sg=[SGE(mr.buf, 64, mr.lkey)]))
+
+        go(4)
+        evs = events_until_quiet(ctx)
+        check("CQ full (%s CQ): the CQ raises CQ_ERR, the QP QP_FATAL, "
+              "once each" % side, evs == ["CQ_ERR", "QP_FATAL"],
+              ", ".join(evs) or "no event")
+        check("CQ full (%s CQ): the QP is in the error state" % side,
+              qp_state(full) == e.IBV_QPS_ERR,
+              "state %d" % qp_state(full))
+        if side == "send":
+            # Reset both and connect them again: the CQ stays overflowed,
+            # so B's first completion raises QP_FATAL anew.
+            for qp in (a, b):
+                qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+            go(1)
+            evs = events_until_quiet(ctx)
+            check("CQ full (send CQ): after a reset, B's first completion "
+                  "raises QP_FATAL again, the CQ nothing more",
+                  evs == ["QP_FATAL"], ", ".join(evs) or "no event")
+        ctx.close()
+
+
 run("RC", e.IBV_QPT_RC)
 run("UC", e.IBV_QPT_UC)
 last_wqe()
+cq_full()
 finish()

@@ -6,8 +6,9 @@
 # without leaks, resize/modify/query, completion events, and the errno of
 # each bad call. Memory windows, type 1 and type 2, on two loopback QPs:
 # bind, access, the rkey checks and invalidation. Asynchronous QP events:
-# communication established in RTR, SQ drained. Then delete and unload
-# with nothing left behind.
+# communication established in RTR, SQ drained, last WQE reached on an
+# SRQ, and a CQ overrun: CQ_ERR for the CQ, QP_FATAL for its QP. Then
+# delete and unload with nothing left behind.
 #
 # guests: 1
 # timeout: 240
@@ -22,7 +23,7 @@ check "pyverbs: objects, resize, events and bad calls (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/objects.py" rxe0 50
 check "pyverbs: memory windows: bind, access, rkey checks, invalidation (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/windows.py" rxe0
-check "pyverbs: QP events: COMM_EST once in RTR, SQ_DRAINED, LAST_WQE_REACHED on an SRQ (see checks.log)" \
+check "pyverbs: QP events: COMM_EST once in RTR, SQ_DRAINED, LAST_WQE_REACHED on an SRQ, QP_FATAL on a full CQ (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/events.py" rxe0
 rxe_teardown rxe0
 

@@ -14,6 +14,7 @@
 # guests: 2
 # timeout: 480
 # reference: theirs
+# kernels: all
 
 export RXE_IMPL_B=theirs
 # shellcheck source=selftests/lib/interop.sh

@@ -36,10 +36,10 @@
 # sides: guest a exports a memory-backed null_blk through nvmet-rdma, b
 # connects with nvme-cli, writes MIB MiB of a pattern with O_DIRECT, reads
 # them back and compares: with dd in 1 MiB blocks, or with -q with fio in
-# 4 KiB blocks in random order, QD in flight (nvme_run, lib/guest-bench.sh). The nvme modules are loaded
-# once for the boot; the export and the connection are made and taken
-# down within each run, so that nothing holds rxe0 when it is deleted and
-# rdma_rxe removed.
+# 4 KiB blocks in random order, QD in flight (nvme_run,
+# lib/guest-bench.sh). The nvme modules are loaded once for the boot; the
+# export and the connection are made and taken down within each run, so
+# that nothing holds rxe0 when it is deleted and rdma_rxe removed.
 #   RXE_BENCH_TOPO, RXE_BENCH_DURATION, RXE_BENCH_MARGIN  as for guest-bench.sh
 
 # shellcheck source=bench/lib/guest-bench.sh

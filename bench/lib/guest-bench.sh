@@ -614,7 +614,8 @@ run_case() {
 			echo "elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')"
 			echo "cmd=${args[*]:-iperf3 -J -p 5201 -t $D -c <server>}"
 			if [ "$kind" = nvme ]; then
-				# dd's own seconds of each copy, and the wall time around it.
+				# dd's or fio's own seconds of each copy, and the wall time
+				# around it.
 				echo "nvme_mib=$size"
 				echo "nvme_qd=$([ "$qps" = 1 ] && echo 0 || echo "$qps")"
 				echo "write_s=$_nvme_w"

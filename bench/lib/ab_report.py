@@ -95,7 +95,7 @@ def parse(d, info, cases):
                     run["reason"] = R.last_error_line(text if "Failed status" in text else stext)
                 if run["status"] == "ok" and c["kind"] == "nvme":
                     # parse_run's: the host's exit status says the data came
-                    # back identical; MB/s from dd's own seconds.
+                    # back identical; MB/s from dd's or fio's own seconds.
                     run["metrics"]["write_mbps"] = res["metrics"]["write"]
                     run["metrics"]["read_mbps"] = res["metrics"]["read"]
                 elif run["status"] == "ok":

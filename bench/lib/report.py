@@ -184,6 +184,16 @@ def last_error_line(text):
     return lines[-1][:160] if lines else ""
 
 
+def first_io_failure(text):
+    """An nvme run's first failed step ('write: ...' or 'read: ...' from
+    nvme_run), which is what went wrong where later steps (the
+    disconnect) failed only after it; else last_error_line()."""
+    for l in (text or "").splitlines():
+        if re.match(r"(write|read): ", l.strip()):
+            return l.strip()[:160]
+    return last_error_line(text)
+
+
 def parse_bw(text):
     """perftest bw result row after the '#bytes' header: (size, iters, avg)."""
     if not text:
@@ -272,7 +282,8 @@ def parse_run(boot, topo, case, impl):
         r["reason"] = "did not complete in its time (timeout)"
         return r
     if rc != "0":
-        r["reason"] = "client exit %s: %s" % (rc, last_error_line(text))
+        why = first_io_failure(text) if case["kind"] == "nvme" else last_error_line(text)
+        r["reason"] = "client exit %s: %s" % (rc, why)
         return r
     src = (read_text(srv + ".server.rc") or "").strip()
     if src not in ("", "0"):

@@ -29,8 +29,9 @@ import sys
 
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from rxelib import (CQ, MR, PD, QP, SGE, Context, Pair, QPAttr, QPCap,
-                    QPInitAttr, RecvWR, SendWR, check, connect_rc, e, finish,
-                    next_event, status_name, to_rts)
+                    QPInitAttr, RecvWR, SendWR, check, connect_rc, e,
+                    events_until_quiet, finish, next_event, qp_state,
+                    status_name, to_rts)
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
 NAMES = {e.IBV_EVENT_COMM_EST: "COMM_EST",
@@ -135,20 +136,10 @@ def last_wqe():
     ctx.close()
 
 
-def events_until_quiet(ctx, timeout=1.0):
-    """The names of the async events that come until none has for
-    timeout seconds, sorted (the CQ's and the QP's come in either order)."""
-    evs = []
-    while True:
-        ev = next_event(ctx, timeout=timeout if evs else 10.0)
-        if ev is None:
-            return sorted(evs)
-        evs.append(event_name(ev))
-
-
-def qp_state(qp):
-    attr, _ = qp.query(e.IBV_QP_STATE)
-    return attr.qp_state
+def event_names(ctx):
+    """The names of the async events until none comes for a second,
+    sorted (the CQ's and the QP's come in either order)."""
+    return sorted(event_name(ev) for ev in events_until_quiet(ctx))
 
 
 def cq_full():
@@ -183,7 +174,7 @@ def cq_full():
                                    sg=[SGE(mr.buf, 64, mr.lkey)]))
 
         go(4)
-        evs = events_until_quiet(ctx)
+        evs = event_names(ctx)
         check("CQ full (%s CQ): the CQ raises CQ_ERR, the QP QP_FATAL, "
               "once each" % side, evs == ["CQ_ERR", "QP_FATAL"],
               ", ".join(evs) or "no event")
@@ -196,7 +187,7 @@ def cq_full():
             for qp in (a, b):
                 qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
             go(1)
-            evs = events_until_quiet(ctx)
+            evs = event_names(ctx)
             check("CQ full (send CQ): after a reset, B's first completion "
                   "raises QP_FATAL again, the CQ nothing more",
                   evs == ["QP_FATAL"], ", ".join(evs) or "no event")

@@ -138,7 +138,7 @@ def target(peer4, peer6, me4, me6):
     # pylint: disable=too-many-locals,too-many-branches,too-many-statements
     import peer as P
     from pyverbs.mr import MR
-    from rxelib import next_event
+    from rxelib import events_until_quiet, qp_state
     e = P.e
     ep = P.Endpoint(mr_size=MR_SIZE)
     ep.mr.write(pattern(5, 4096), 4096, READ_OFF)
@@ -209,17 +209,13 @@ def target(peer4, peer6, me4, me6):
             ctl.send(msg="counters", hw=hw_counters(), udp=udp_in())
         elif cmd == "events":
             # The asynchronous events since the last ask, by type.
-            got = []
-            kind = next_event(ep.ctx, msg.get("timeout", 0.5))
-            while kind is not None:
-                got.append(kind)
-                kind = next_event(ep.ctx, 0.2)
+            got = events_until_quiet(ep.ctx, msg.get("timeout", 0.5), 0.2)
             ctl.send(msg="events", events=got)
         elif cmd == "state":
             st = {}
             for n, qp in qps.items():
-                attr, _ = qp.query(e.IBV_QP_STATE)
-                st[n] = STATE_NAMES.get(attr.qp_state, str(attr.qp_state))
+                state = qp_state(qp)
+                st[n] = STATE_NAMES.get(state, str(state))
             ctl.send(msg="state", state=st)
         elif cmd == "poll":
             n = msg.get("n", 64)

@@ -30,7 +30,7 @@ import base64
 import peer as P
 from mpe import (COUNT, FILL, SIZE, STRIDE, burst_memory_why,
                  check_burst_wcs, value, wc_text)
-from rxelib import check, e, finish
+from rxelib import check, e, finish, qp_state
 
 REQ_PSN = 0xFFFFE0      # the requester's first PSN: the burst crosses the wrap
 RESP_PSN = 0x123456     # the responder's (ACKs and READ RESPONSEs carry ours)
@@ -64,9 +64,9 @@ def responder(dev, me, peer, port):
             break
         else:
             raise RuntimeError("control channel: got %r" % msg)
-    attr, _ = qp.query(e.IBV_QP_STATE)
+    state = qp_state(qp)
     check("responder: its QP is still in RTS after the requester's work",
-          attr.qp_state == e.IBV_QPS_RTS, "state %d" % attr.qp_state)
+          state == e.IBV_QPS_RTS, "state %d" % state)
     got, wcs = ep.cq.poll(4)
     check("responder: nothing completed on its CQ (ATOMIC WRITE and RDMA "
           "WRITE consume no receive)", got == 0,

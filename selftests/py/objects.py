@@ -12,7 +12,8 @@ import sys
 
 from rxelib import (ACCESS, CQ, MR, PD, QP, SGE, Context, Pair,
                     PyverbsRDMAError, QPAttr, QPCap, QPInitAttr, SendWR,
-                    check, e, errno, expect_errno, finish, status_name)
+                    check, e, errno, expect_errno, finish, qp_state,
+                    status_name)
 from pyverbs.addr import AH, AHAttr, GlobalRoute
 from pyverbs.cq import CompChannel
 from pyverbs.mr import MW
@@ -49,11 +50,6 @@ def to_init(qp):
     attr.qkey = 0x11111111
     attr.qp_access_flags = ACCESS
     qp.to_init(attr)
-
-
-def qp_state(qp):
-    attr, _ = qp.query(e.IBV_QP_STATE)
-    return attr.qp_state
 
 
 def one_round(ctx, gid):

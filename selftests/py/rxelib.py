@@ -94,6 +94,12 @@ def to_rts(qp, rd_atomic=4, timeout=14, retry_cnt=7, rnr_retry=7):
     qp.to_rts(attr)
 
 
+def qp_state(qp):
+    """The QP's state as the device reports it (IBV_QPS_*)."""
+    attr, _ = qp.query(e.IBV_QP_STATE)
+    return attr.qp_state
+
+
 class Pair:
     """Two QPs of one PD on one device, A and B, connected to each other
     over GID gid_index (the device's own IPv4 address by default). With
@@ -169,3 +175,14 @@ def next_event(ctx, timeout=10.0):
     kind = ev.event_type
     ev.ack()
     return kind
+
+
+def events_until_quiet(ctx, first=10.0, quiet=1.0):
+    """The async events' types, in order, from the first (waited for up to
+    first seconds) until none has come for quiet seconds."""
+    evs = []
+    kind = next_event(ctx, first)
+    while kind is not None:
+        evs.append(kind)
+        kind = next_event(ctx, quiet)
+    return evs

@@ -537,7 +537,7 @@ nvme_run() {
 # run_case IMPL ID KIND MTU TOOL SIZE QPS LOSS: run one case and record it.
 run_case() {
 	local impl=$1 id=$2 kind=$3 mtu=$4 tool=$5 size=$6 qps=$7 loss=$8
-	local name slug tag args=() attempt=0 window=0 rmtu=1024 start
+	local name slug tag args=() attempt=0 window=0 rmtu=1024 start qd=0
 
 	slug=${id//\//_}
 	name=$RUNS/$impl.$slug
@@ -561,8 +561,10 @@ run_case() {
 	nvme)
 		# What it does, for .info: nvme_run has its own loss window and
 		# counters (the data's, not the connection's).
+		# QPS is fio's queue depth here; 1 is dd (nvme_run's QD 0).
+		[ "$qps" = 1 ] || qd=$qps
 		args=(nvme -s "$size")
-		[ "$qps" = 1 ] || args+=(-q "$qps")
+		[ "$qd" = 0 ] || args+=(-q "$qd")
 		;;
 	esac
 
@@ -582,9 +584,7 @@ run_case() {
 			;;
 		nvme)
 			# A pattern of its own for each run of the boot.
-			# QPS is the queue depth here: 1 for dd, more for fio.
-			nvme_run "$name" "$tag" "$size" "$loss" "$(printf '%032x' "$_ncase")" \
-				"$([ "$qps" = 1 ] || echo "$qps")"
+			nvme_run "$name" "$tag" "$size" "$loss" "$(printf '%032x' "$_ncase")" "$qd"
 			;;
 		*)
 			pair_run "$name" "$tag" "$BW_TIMEOUT" 1 18515 -- "${args[@]}" -- "${args[@]}"
@@ -617,7 +617,7 @@ run_case() {
 				# dd's or fio's own seconds of each copy, and the wall time
 				# around it.
 				echo "nvme_mib=$size"
-				echo "nvme_qd=$([ "$qps" = 1 ] && echo 0 || echo "$qps")"
+				echo "nvme_qd=$qd"
 				echo "write_s=$_nvme_w"
 				echo "read_s=$_nvme_r"
 				echo "write_wall_s=$_nvme_ww"

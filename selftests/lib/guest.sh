@@ -62,11 +62,13 @@ _record_failure() {
 # _run LOG cmd...: run cmd with stdout+stderr to LOG, return its status.
 # Sets _took to the time it took ("1.23s").
 _run() {
-	local log=$1 rc=0 t0=${EPOCHREALTIME/./}
+	local log=$1 rc=0 t0=${EPOCHREALTIME/./} up
 
 	shift
 	# Which command a hung test is in: the last of these without a result.
-	echo ">>> $*" >>"$_out/checks.log"
+	# The guest's uptime on each says where a slow test spends its time.
+	read -r up _ </proc/uptime
+	echo ">>> [$up] $*" >>"$_out/checks.log"
 	if [ "$(type -t "$1")" = file ]; then
 		timeout -k 5 "$CHECK_TIMEOUT" stdbuf -oL -eL "$@" >"$log" 2>&1 </dev/null || rc=$?
 		[ "$rc" != 124 ] || echo "(timed out after ${CHECK_TIMEOUT}s)" >>"$log"

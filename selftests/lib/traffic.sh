@@ -180,7 +180,7 @@ traffic_list() {
 	pair "ibv_srq_pingpong -c" "$PP_ROW" ibv_srq_pingpong -d rxe0 -g 1 -c -n 200
 	pair "ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -F
 	pair "ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 300 -F
-	pair "ib_send_bw 2 B to 1 MiB" "^ *1048576 +[0-9]+" rxe-perftest ib_send_bw -d rxe0 -x 1 -a -n 20 -F
+	pair "ib_send_bw 2 B to 8 MiB" "^ *8388608 +[0-9]+" rxe-perftest ib_send_bw -d rxe0 -x 1 -a -n 5 -F
 	pair "ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 300 -F
 	pair "ib_write_bw -c UC" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -c UC -F
 	# UD has no retry: one datagram the wire drops (a slow guest overruns

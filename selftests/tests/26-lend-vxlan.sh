@@ -54,8 +54,8 @@ lent_read=$(counter lent_pkts)
 pair "ib_read_bw 64 KiB" "$BW_ROW" \
 	rxe-perftest ib_read_bw -d rxe0 -x "$gidx" -n 300 -F
 lent_read=$(( $(counter lent_pkts) - ${lent_read:-0} ))
-pair "ib_send_bw 2 B to 1 MiB" "^ *1048576 +[0-9]+" \
-	rxe-perftest ib_send_bw -d rxe0 -x "$gidx" -a -n 20 -F
+pair "ib_send_bw 2 B to 8 MiB" "^ *8388608 +[0-9]+" \
+	rxe-perftest ib_send_bw -d rxe0 -x "$gidx" -a -n 5 -F
 # rping's server READs the client's buffer and WRITEs it back; -V checks
 # every round's data.
 rping_pair "rping -v -V, 4000 B" 4 -V -S 4000

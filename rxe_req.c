@@ -237,6 +237,7 @@ void rxe_req_forward(struct rxe_qp *qp, u32 psn)
 			wqe->last_psn = rxe_psn_add(qp->req.psn,
 						    rxe_req_npkts(qp, wqe) - 1);
 			wqe->state = RXE_WQE_ACTIVE;
+			wqe->started = true;
 			qp->req.offset = 0;
 		}
 		if (rxe_psn_diff(wqe->last_psn, psn) > 0) {
@@ -601,8 +602,15 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 		skb = rxe_net_alloc_skb(rxe, info->length + paylen + pad +
 					RXE_ICRC_SIZE);
 		if (!skb) {
+			/*
+			 * Taken as sent and lost: the retry timer sends it
+			 * later, so it must run, even when nothing else is
+			 * outstanding.
+			 */
 			rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
-			return true;	/* the retry timer sends it later */
+			if (rxe_qp_type(qp) == IB_QPT_RC)
+				rxe_comp_sent(qp, qp->req.psn, false);
+			return true;
 		}
 		buf.skb = skb;
 		buf.ptr = NULL;
@@ -694,11 +702,19 @@ static void rxe_req_advance(struct rxe_qp *qp, struct rxe_swqe *wqe)
  */
 static struct rxe_swqe *rxe_req_next_wqe(struct rxe_qp *qp)
 {
+	struct rxe_queue *q = &qp->sq.queue;
 	struct rxe_swqe *wqe;
 
 	for (;;) {
 		if (qp->req.index == qp->req.tail) {
-			if (qp->req.tail == rxe_queue_peer_index(&qp->sq.queue))
+			/*
+			 * Posted is what lies between the consumer and the
+			 * producer: a producer index userspace moved back
+			 * behind the tail gives nothing, and the tail never
+			 * runs round onto work requests still outstanding.
+			 */
+			if (rxe_queue_count(q, rxe_queue_peer_index(q)) <=
+			    rxe_queue_count(q, qp->req.tail))
 				return NULL;
 			if (qp->is_user)
 				rxe_post_snapshot(qp, qp->req.tail);
@@ -709,6 +725,16 @@ static struct rxe_swqe *rxe_req_next_wqe(struct rxe_qp *qp)
 			return wqe;
 		rxe_req_skip_done(qp, wqe);
 	}
+}
+
+/**
+ * rxe_req_sqd_begin() - arm the SQ_DRAINED event of a new drain
+ * @qp: a QP moving to SQD; the caller holds qp->state_lock, before the
+ *	state that lets the send task look is published
+ */
+void rxe_req_sqd_begin(struct rxe_qp *qp)
+{
+	qp->req.sqd_notified = false;
 }
 
 /* SQD: tell the consumer once everything sent has been acknowledged. */
@@ -735,12 +761,13 @@ bool rxe_req_sq_draining(const struct rxe_qp *qp)
 
 /*
  * May the work request start now? It waits for the fence (every READ and
- * atomic before it answered) and for room among the READ and atomic
- * requests outstanding.
+ * atomic before it answered), the first time only, and for room among the
+ * READ and atomic requests outstanding.
  */
 static bool rxe_req_may_start(struct rxe_qp *qp, struct rxe_swqe *wqe)
 {
-	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+	if ((wqe->send_flags & IB_SEND_FENCE) && !wqe->started &&
+	    qp->req.rd_atomic)
 		return false;
 	return !rxe_req_rd_full(qp, wqe);
 }
@@ -866,7 +893,7 @@ static bool rxe_req_send_one(struct rxe_qp *qp, struct rxe_net_batch *batch)
 	}
 
 	if (wqe->state == RXE_WQE_POSTED) {
-		if (state == IB_QPS_SQD) {
+		if (state == IB_QPS_SQD && !wqe->started) {
 			rxe_req_check_drained(qp);
 			return false;
 		}
@@ -890,6 +917,7 @@ static bool rxe_req_send_one(struct rxe_qp *qp, struct rxe_net_batch *batch)
 		if (!wqe->rd_sent)
 			wqe->rd_chunk = rxe_req_read_chunk(qp);
 		wqe->state = RXE_WQE_ACTIVE;
+		wqe->started = true;
 		qp->req.offset = 0;
 	} else if (rxe_req_rd_full(qp, wqe)) {
 		/* The next READ request of a long READ needs a place too. */

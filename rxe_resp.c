@@ -568,8 +568,12 @@ static enum rxe_resp_result rxe_resp_write(struct rxe_qp *qp,
 	     (resp->offset + pkt->paylen == resp->length)))
 		return RXE_RESP_NAK_INV;
 
-	/* WRITE with immediate consumes a receive WQE: make sure of one first. */
-	if (pkt->mask & RXE_RWR_MASK) {
+	/*
+	 * WRITE with immediate consumes a receive WQE: make sure of one first.
+	 * On UC it may be the one a SEND that lost its end left taken
+	 * (rxe_resp_uc()), which the next message fills, whatever it is.
+	 */
+	if ((pkt->mask & RXE_RWR_MASK) && !resp->wqe_valid) {
 		switch (rxe_resp_take_wqe(qp)) {
 		case RXE_TAKE_EMPTY:
 			return rxe_qp_type(qp) == IB_QPT_RC ? RXE_RESP_RNR :
@@ -762,7 +766,6 @@ static enum rxe_resp_result rxe_resp_atomic(struct rxe_qp *qp,
 static void rxe_resp_answer_empty(struct rxe_qp *qp, struct rxe_rd_res *res,
 				  u32 psn)
 {
-	rxe_resp_drop_ack(qp);
 	qp->resp.read = res;
 	qp->resp.read_psn = psn;
 	qp->resp.read_start = psn;
@@ -781,6 +784,7 @@ static void rxe_resp_keep_empty(struct rxe_qp *qp, u32 kind, u32 psn)
 	res->va = 0;
 	res->rkey = 0;
 	res->length = 0;
+	rxe_resp_drop_ack(qp);
 	rxe_resp_answer_empty(qp, res, psn);
 	qp->resp.psn = rxe_psn_add(psn, 1);
 	qp->resp.msn++;
@@ -1004,6 +1008,19 @@ static u32 rxe_resp_dup_read_end(const struct rxe_qp *qp,
 	return rxe_psn_add(psn, min(npkts - 1, left));
 }
 
+/*
+ * A duplicate's answer ends at @end, before what this responder has
+ * executed since: it stands for an ACK owed only when it reaches the last
+ * PSN executed. An ACK owed for later requests goes after it, when the
+ * queue is empty (rxe_resp_ack_idle()); dropped, it would leave them
+ * unacknowledged until the requester's timer.
+ */
+static void rxe_resp_dup_drop_ack(struct rxe_qp *qp, u32 end)
+{
+	if (rxe_psn_diff(qp->resp.psn, end) <= 1)
+		rxe_resp_drop_ack(qp);
+}
+
 /* A request we saw before (IBA 9.7.5.1.2): answer it, execute nothing. */
 static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 {
@@ -1014,11 +1031,11 @@ static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 	if (pkt->mask & RXE_READ_MASK) {
 		res = rxe_resp_find_res(qp, RXE_READ_MASK, pkt->psn);
 		if (res) {
-			rxe_resp_drop_ack(qp);
 			qp->resp.read = res;
 			qp->resp.read_psn = pkt->psn;
 			qp->resp.read_start = pkt->psn;
 			qp->resp.read_end = rxe_resp_dup_read_end(qp, res, skb);
+			rxe_resp_dup_drop_ack(qp, qp->resp.read_end);
 		}
 	} else if (pkt->mask & RXE_ATOMIC_MASK) {
 		res = rxe_resp_find_res(qp, RXE_ATOMIC_MASK, pkt->psn);
@@ -1029,8 +1046,10 @@ static void rxe_resp_duplicate(struct rxe_qp *qp, struct sk_buff *skb)
 		res = rxe_resp_find_res(qp, pkt->mask &
 					(RXE_FLUSH_MASK | RXE_AWRITE_MASK),
 					pkt->psn);
-		if (res)
+		if (res) {
+			rxe_resp_dup_drop_ack(qp, pkt->psn);
 			rxe_resp_answer_empty(qp, res, pkt->psn);
+		}
 	} else {
 		/*
 		 * Its ACK was lost, or the requester went back over packets
@@ -1230,8 +1249,10 @@ static struct sk_buff *rxe_resp_next(struct rxe_qp *qp)
 			rxe_net_consume(skb);
 		}
 	}
-	qp->resp.from_held = false;
-	return skb_dequeue(&qp->req_q);
+	skb = skb_dequeue(&qp->req_q);
+	if (skb)
+		qp->resp.from_held = false;
+	return skb;
 }
 
 /* Is there a request packet to take (rxe_resp_next())? */
@@ -1263,11 +1284,14 @@ static void rxe_resp_seq_nak(struct rxe_qp *qp)
  * requester that sends lost packets alone (rxe_comp.c) may have none left
  * to send, nor room in its window to send one. Not after a packet off the
  * wire: then the next gap may only be the requester's packets still on
- * their way, as when it goes back over packets kept here.
+ * their way, as when it goes back over packets kept here. Not while the
+ * responses of a kept READ (or FLUSH, ATOMIC WRITE) are still to go:
+ * their PSNs come before the NAK's, which would acknowledge them unsent.
+ * The step that finds nothing left to do after them sends it.
  */
 static void rxe_resp_gap_nak(struct rxe_qp *qp)
 {
-	if (!qp->resp.nak_sent && qp->resp.from_held &&
+	if (!qp->resp.nak_sent && qp->resp.from_held && !qp->resp.read &&
 	    !skb_queue_empty(&qp->resp.held))
 		rxe_resp_seq_nak(qp);
 }
@@ -1459,6 +1483,7 @@ bool rxe_resp_run(struct rxe_qp *qp)
 
 	skb = rxe_resp_next(qp);
 	if (!skb) {
+		rxe_resp_gap_nak(qp);
 		rxe_resp_ack_idle(qp);
 		return false;
 	}

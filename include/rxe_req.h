@@ -29,6 +29,7 @@ void rxe_req_solicit(struct rxe_qp *qp);
 void rxe_req_resend_alone(struct rxe_qp *qp, u32 psn);
 void rxe_req_refetch(struct rxe_qp *qp, u32 psn, u32 end);
 bool rxe_req_sq_draining(const struct rxe_qp *qp);
+void rxe_req_sqd_begin(struct rxe_qp *qp);
 u32 rxe_req_npkts(const struct rxe_qp *qp, const struct rxe_swqe *wqe);
 bool rxe_req_read_chunk_end(const struct rxe_swqe *wqe, u32 psn);
 

@@ -275,6 +275,10 @@ enum rxe_wqe_state {
  * @rd_done: those of them answered in full
  * @num_sge: entries in @sge, or 0 for inline data
  * @is_inline: @inline_data holds the payload
+ * @started: the requester has sent it before. A rewind may set it back
+ *	to POSTED; it then neither waits for its fence again (it passed
+ *	it, and the READs behind it may hold the places it would wait for)
+ *	nor stays behind in SQD, which holds back only new work requests.
  * @sge: the gather list (scatter list for READ and atomics)
  * @inline_data: the payload of an inline send
  *
@@ -337,6 +341,7 @@ struct rxe_swqe {
 	u32 rd_done;
 	u32 num_sge;
 	bool is_inline;
+	bool started;
 	union {
 		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
 		DECLARE_FLEX_ARRAY(u8, inline_data);

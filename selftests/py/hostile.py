@@ -158,7 +158,7 @@ def target(peer4, peer6, me4, me6):
     hello = ctl.expect("hello")
 
     names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
-             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd", "nf"]
+             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd", "nf", "gn"]
     if mpe:
         names += ["pl"] + MPE_VICTIMS
     types = {"ud": "UD", "uc": "UC"}
@@ -187,6 +187,7 @@ def target(peer4, peer6, me4, me6):
         for n in ("fz", "fz2", "fz3"):
             ep.post_recv(qps[n], RECV_OFF, 4096, 0x400 + i)
         ep.post_recv(qps["rtr"], RECV_OFF, 4096, 0x500 + i)
+        ep.post_recv(qps["gn"], RECV_OFF, 4096, 0x600 + i)
     byqpn = {qp.qp_num: n for n, qp in qps.items()}
 
     # The counters the test reads through sysfs are `rdma statistic`'s.
@@ -257,6 +258,18 @@ def target(peer4, peer6, me4, me6):
                 wr.set_wr_rdma(msg["rkey"], msg["wva"])
             qp.post_send(wr)
             ctl.send(msg="read_write")
+        elif cmd == "fence":
+            # A READ, a SEND and a fenced READ, all to the attacker.
+            qp = qps[msg["qp"]]
+            wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, 1024, 0x985)
+            wr.set_wr_rdma(msg["rkey"], msg["va"])
+            qp.post_send(wr)
+            qp.post_send(ep.send_wr(e.IBV_WR_SEND, READ_OFF, 64, 0x986))
+            wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF + 1024, 1024, 0x987,
+                            flags=e.IBV_SEND_SIGNALED | e.IBV_SEND_FENCE)
+            wr.set_wr_rdma(msg["rkey"], msg["va"] + 1024)
+            qp.post_send(wr)
+            ctl.send(msg="fence")
         elif cmd == "send":
             wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["len"], 0x900)
             qps["live"].post_send(wr)
@@ -866,6 +879,32 @@ class Attacker:
               [(x["status"], x["len"]) for x in w] == [(0, 8)], w)
         st = self.ask("state")["state"]
         check("UC: the QP is still RTS", st["uc"] == "RTS", st)
+
+        # A SEND that loses its middle leaves its receive WQE taken, for
+        # the next message: here a WRITE with immediate, then a SEND,
+        # each completing into the next WQE in the order posted. None may
+        # go missing in between (IBA 9.8.3: the WQE is reused).
+        frames = [
+            self.frame(roce.bth(OP["UC SEND_FIRST"], q["uc"], 8) + b"f" * 1024),
+            self.frame(roce.bth(OP["UC RDMA_WRITE_ONLY_WITH_IMMEDIATE"],
+                                q["uc"], 10) +
+                       roce.reth(self.addr + WRITE_OFF + 2048, self.rkey, 8) +
+                       roce.immdt(0x1234ABCD) + b"uc-wimm!"),
+            self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 11) + b"uc-after"),
+        ]
+        self.phase("UC: a SEND that lost its middle, then a WRITE with "
+                   "immediate and a SEND", frames, {"rcvd_pkts": 3})
+        w2 = [x for x in self.ask("poll", n=4, timeout=3)["wcs"]
+              if x["qp"] == "uc"]
+        first = w[0]["wr_id"] + 1 if len(w) == 1 else -1
+        check("UC: the WRITE with immediate completes into the WQE the "
+              "broken SEND took, the SEND into the next",
+              [(x["status"], x["opcode"], x["wr_id"]) for x in w2] ==
+              [(0, self.e.IBV_WC_RECV_RDMA_WITH_IMM, first),
+               (0, self.e.IBV_WC_RECV, first + 1)], w2)
+        check("UC: the WRITE with immediate placed its bytes",
+              bytes.fromhex(self.ask("read", off=WRITE_OFF + 2048,
+                                     len=8)["data"]) == b"uc-wimm!")
 
     def placement(self):
         """RDMA FLUSH and ATOMIC WRITE (Memory Placement Extensions, IBA
@@ -1589,12 +1628,121 @@ class Attacker:
               "the atomic (ack_held +1, completer_retry_err +2)" % name,
               delta == {"ack_held": 1, "completer_retry_err": 2}, delta)
 
+    def gap_nak_after_read(self):
+        """Two gaps in what we send to QP gn: SEND 1, a READ at 2 and SEND
+        4 arrive first (0 and 3 missing), then SEND 0. The target runs 0,
+        then what it kept up to the second gap: SEND 1 and the READ. The
+        READ's response (PSN 2) must go before the NAK for PSN 3, which
+        acknowledges everything before it, the READ included (IBA 9.7.5.1.3:
+        responses in PSN order)."""
+        if not self.ours:
+            return
+        q, OP = self.qpn["gn"], roce.OP
+
+        def mine(p):
+            return p.qpn == DEAD_QPN and p.opcode in (
+                OP["RC ACKNOWLEDGE"], OP["RC RDMA_READ_RESPONSE_ONLY"])
+
+        def what(p):
+            return (roce.opname(p.opcode), p.psn,
+                    p.hdrs["AETH"]["syndrome"] if "AETH" in p.hdrs else None)
+
+        rd = roce.bth(OP["RC RDMA_READ_REQUEST"], q, 2) + \
+            roce.reth(self.addr + READ_OFF, self.rkey, 512)
+        # In one burst: what is kept waits at most RXE_HOLD_MAX_AGE_MS.
+        self.raw.drain()
+        self.inject([self.frame(self.send_only(q, 1)), self.frame(rd),
+                     self.frame(self.send_only(q, 4)),
+                     self.frame(self.send_only(q, 0))], pace=0)
+        # The first gap's NAK (PSN 0) and an ACK of the SENDs before the
+        # READ (PSN 0 or 1) come first.
+        sent = [what(p) for p in self.replies(timeout=1.5, want=mine)]
+        got = [g for g in sent if g[0] != "RC ACKNOWLEDGE" or g[1] >= 2]
+        check("gap NAK after a READ: once the first gap fills, the READ's "
+              "response (PSN 2), then the NAK for the second gap (PSN 3)",
+              len(got) == 2 and
+              got[0][:2] == ("RC RDMA_READ_RESPONSE_ONLY", 2) and
+              got[0][2] >> 5 == 0 and
+              got[1] == ("RC ACKNOWLEDGE", 3, roce.NAK_SEQ),
+              "sent %s" % sent)
+        # SEND 4 again: the one kept may have expired by now.
+        self.inject([self.frame(self.send_only(q, 3)),
+                     self.frame(self.send_only(q, 4))], pace=0)
+        w = self.ask("poll", n=4, timeout=5)["wcs"]
+        check("gap NAK after a READ: the four SENDs complete, in PSN order",
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("gn", 0, 0x600 + i) for i in range(4)], w)
+
+    def fence_rewind(self):
+        """The target READs 1 KiB from us, SENDs behind it, and READs
+        1 KiB more with the fence. We answer the first READ, so the fenced
+        one starts, and NAK the SEND as lost: the target goes back to the
+        SEND, which takes the fenced READ back to not started. Started
+        once, it passed its fence then; it must go again now, even though
+        it holds a READ place itself. Every packet the target sends again
+        is answered as a responder that dropped the rest would: the SEND
+        with an ACK, the READ with its response."""
+        va, rkey = 0x7E0000300000, 0x4D5
+        data = pattern(21, 2048)
+        qpn = self.qpn["rd"]
+        OP = roce.OP
+
+        def ours(p):
+            return p.qpn == DEAD_QPN and p.opcode in (
+                OP["RC RDMA_READ_REQUEST"], OP["RC SEND_ONLY"])
+
+        def ack(psn, syn, msn):
+            return self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn,
+                                       psn & 0xFFFFFF) + roce.aeth(syn, msn))
+
+        self.raw.drain()
+        self.ask("fence", qp="rd", va=va, rkey=rkey)
+        got = self.replies(count=2, want=ours)
+        if not check("fence after a rewind: the target sends the READ and "
+                     "the SEND, and holds the fenced READ back",
+                     [p.opcode for p in got] ==
+                     [OP["RC RDMA_READ_REQUEST"], OP["RC SEND_ONLY"]],
+                     [(roce.opname(p.opcode), p.psn) for p in got]):
+            return
+        psn0 = got[0].psn
+        self.inject([self.read_rsp(qpn, psn0, "ONLY", data[:1024])], pace=0)
+        got = self.replies(count=1, want=ours)
+        if not check("fence after a rewind: the first READ answered, the "
+                     "fenced READ goes",
+                     [(p.opcode, p.psn) for p in got] ==
+                     [(OP["RC RDMA_READ_REQUEST"], (psn0 + 2) & 0xFFFFFF)],
+                     [(roce.opname(p.opcode), p.psn) for p in got]):
+            return
+        self.inject([ack(psn0 + 1, roce.NAK_SEQ, 1)], pace=0)
+        sent, again, end = [], False, time.time() + 8
+        while time.time() < end and not again:
+            for p in self.replies(timeout=0.5, want=ours):
+                sent.append((roce.opname(p.opcode), p.psn))
+                if p.opcode == OP["RC SEND_ONLY"]:
+                    self.inject([ack(p.psn, 0x1F, 2)], pace=0)
+                elif p.psn == (psn0 + 2) & 0xFFFFFF:
+                    again = True
+                    self.inject([self.read_rsp(qpn, p.psn, "ONLY",
+                                               data[1024:])], pace=0)
+        check("fence after a rewind: the fenced READ goes again after the "
+              "SEND", again, "the target sent %s" % sent)
+        w = self.ask("poll", n=3, timeout=5)["wcs"]
+        check("fence after a rewind: the READ, the SEND and the fenced READ "
+              "complete, in order",
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("rd", 0, 0x985), ("rd", 0, 0x986), ("rd", 0, 0x987)], w)
+        check("fence after a rewind: both READs' bytes in place",
+              bytes.fromhex(self.ask("read", off=GAP_OFF,
+                                     len=2048)["data"]) == data)
+
     def run(self):
         if not self.warm_up():
             self.ask("bye")
             finish()
         self.read_gap()     # first: the fuzz aims at every QP, rd too
         self.nak_past_read()
+        self.fence_rewind()
+        self.gap_nak_after_read()
         self.door()
         self.demux()
         self.masked()

@@ -369,6 +369,24 @@ static int rxe_qp_check_attr(struct rxe_qp *qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * Set up what an engine needs before the new state lets it run: the
+ * responder's expected PSN on INIT to RTR, the requester's and the
+ * completer's PSNs on RTR to RTS, and a new SQ_DRAINED on each entry to
+ * SQD. Published before the state, a task that sees the state sees them.
+ */
+static void rxe_qp_start_engines(struct rxe_qp *qp, enum ib_qp_state from,
+				 enum ib_qp_state to)
+	__must_hold(&qp->state_lock)
+{
+	if (from == IB_QPS_INIT && to == IB_QPS_RTR)
+		rxe_resp_start(qp);
+	if (from == IB_QPS_RTR && to == IB_QPS_RTS)
+		rxe_req_start(qp);
+	else if (from != IB_QPS_SQD && to == IB_QPS_SQD)
+		rxe_req_sqd_begin(qp);
+}
+
 /* Copy the attributes a modify carries. Caller holds qp->state_lock. */
 static void rxe_qp_apply_attr(struct rxe_qp *qp, const struct ib_qp_attr *attr,
 			      int mask, const struct rxe_path *path)
@@ -420,7 +438,9 @@ static void rxe_qp_apply_attr(struct rxe_qp *qp, const struct ib_qp_attr *attr,
 						  qp->ibqp.qp_num,
 						  a->dest_qp_num);
 	if (mask & IB_QP_STATE) {
-		WRITE_ONCE(a->qp_state, attr->qp_state);
+		rxe_qp_start_engines(qp, a->qp_state, attr->qp_state);
+		/* Pairs with rxe_qp_state(): the engines start as set here. */
+		smp_store_release(&a->qp_state, attr->qp_state);
 		a->cur_qp_state = attr->qp_state;
 	}
 }
@@ -436,7 +456,8 @@ static void rxe_qp_apply_attr(struct rxe_qp *qp, const struct ib_qp_attr *attr,
  * of a new address vector before we see it.
  *
  * Return: 0, -EINVAL for a transition the state table forbids or an
- * attribute out of range, -EOPNOTSUPP for an attribute we do not offer.
+ * attribute out of range, -EOPNOTSUPP for an attribute we do not offer,
+ * -EBUSY for a change in SQD before the SQ has drained.
  */
 int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
@@ -445,6 +466,7 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct rxe_path path;
 	enum ib_qp_state prev, next;
 	unsigned long flags;
+	bool quiesce;
 	int err;
 
 	if (udata && udata->inlen)
@@ -457,7 +479,24 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	prev = rxe_qp_state(qp);
 	next = mask & IB_QP_STATE ? attr->qp_state : prev;
-	if (next == IB_QPS_RESET) {
+
+	/*
+	 * Moving to RESET stops the tasks to clear the engines. So does a
+	 * change of what they read packet by packet (the path, the MTU, the
+	 * READ and atomic limits, the retry counts), which the state table
+	 * allows only from SQD to SQD, and we only once the SQ has drained:
+	 * nothing sent is then waiting to be sent again under other rules.
+	 */
+	quiesce = next == IB_QPS_RESET;
+	if (prev == IB_QPS_SQD && next == IB_QPS_SQD &&
+	    (mask & ~(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY))) {
+		if (rxe_req_sq_draining(qp)) {
+			err = -EBUSY;
+			goto out;
+		}
+		quiesce = true;
+	}
+	if (quiesce) {
 		rxe_task_disable(&qp->send_task);
 		rxe_task_disable(&qp->recv_task);
 	}
@@ -476,8 +515,8 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->cq_full = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (next == IB_QPS_RESET) {
-		if (!err)
+	if (quiesce) {
+		if (!err && next == IB_QPS_RESET)
 			rxe_qp_reset_engines(qp);
 		rxe_task_enable(&qp->send_task);
 		rxe_task_enable(&qp->recv_task);
@@ -488,15 +527,10 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	switch (next) {
 	case IB_QPS_RESET:
 	case IB_QPS_INIT:
-		break;
 	case IB_QPS_RTR:
-		if (prev == IB_QPS_INIT)
-			rxe_resp_start(qp);
 		break;
 	case IB_QPS_RTS:
 	case IB_QPS_SQD:
-		if (prev == IB_QPS_RTR)
-			rxe_req_start(qp);
 		rxe_task_run(&qp->send_task);
 		break;
 	case IB_QPS_SQE:

@@ -33,7 +33,8 @@ int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp);
  */
 static inline enum ib_qp_state rxe_qp_state(const struct rxe_qp *qp)
 {
-	return READ_ONCE(qp->attr.qp_state);
+	/* Pairs with the release in rxe_qp_apply_attr(). */
+	return smp_load_acquire(&qp->attr.qp_state);
 }
 
 /**

@@ -8,6 +8,10 @@ consumer whose CM lost the RTU can move on. For RC and UC: QP A stays in
 RTR while B, in RTS, sends to it twice; A then goes to RTS, takes a third
 SEND and is drained to SQD. The events must come in order COMM_EST, then
 SQ_DRAINED: nothing for the second packet in RTR, nor for the one in RTS.
+Back to RTS and to SQD again, SQ_DRAINED comes again: one for each drain.
+On RC, A may then change its ACK timeout (SQD to SQD), but not while a
+SEND it sent still waits for its ACK: that modify fails with EBUSY until
+the SQ has drained.
 
 Last WQE Reached (IBA 11.6.3): an RC QP on an SRQ that has taken a WQE
 from it raises IBV_EVENT_QP_LAST_WQE_REACHED once when it goes to the
@@ -25,8 +29,12 @@ nothing more.
 usage: events.py [DEV]
 """
 
+import errno
+import os
 import sys
+import time
 
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from rxelib import (CQ, MR, PD, QP, SGE, Context, Pair, QPAttr, QPCap,
                     QPInitAttr, RecvWR, SendWR, check, connect_rc, e,
@@ -82,7 +90,55 @@ def run(name, qp_type):
     ev = next_event(t.ctx)
     check("%s: then SQ_DRAINED, no second COMM_EST (RTR or RTS)" % name,
           ev == e.IBV_EVENT_SQ_DRAINED, event_name(ev))
+    t.a.modify(QPAttr(qp_state=e.IBV_QPS_RTS), e.IBV_QP_STATE)
+    t.a.modify(attr, e.IBV_QP_STATE | e.IBV_QP_EN_SQD_ASYNC_NOTIFY)
+    ev = next_event(t.ctx)
+    check("%s: back to RTS and to SQD again: SQ_DRAINED again" % name,
+          ev == e.IBV_EVENT_SQ_DRAINED, event_name(ev))
+    if qp_type == e.IBV_QPT_RC:
+        sqd_change(t, attr)
     t.ctx.close()
+
+
+def modify_errno(qp, attr, mask):
+    """0, or the errno with which modify_qp failed."""
+    try:
+        qp.modify(attr, mask)
+    except PyverbsRDMAError as err:
+        return err.error_code
+    return 0
+
+
+def sqd_change(t, sqd):
+    """SQD to SQD may change the path's attributes, once the SQ has
+    drained: before, -EBUSY. A's SEND to B waits on RNR NAKs (B has no
+    receive posted; rnr_retry 7 retries for ever) while A drains."""
+    attr = QPAttr()
+    attr.timeout = 15
+    err = modify_errno(t.a, attr, e.IBV_QP_TIMEOUT)
+    check("RC: drained in SQD, the ACK timeout may change", err == 0,
+          "errno %d" % err)
+    t.a.modify(QPAttr(qp_state=e.IBV_QPS_RTS), e.IBV_QP_STATE)
+    t.a.post_send(SendWR(wr_id=50, opcode=e.IBV_WR_SEND, num_sge=1,
+                         sg=[SGE(t.mr.buf, 64, t.mr.lkey)]))
+    time.sleep(0.5)
+    t.a.modify(sqd, e.IBV_QP_STATE | e.IBV_QP_EN_SQD_ASYNC_NOTIFY)
+    err = modify_errno(t.a, attr, e.IBV_QP_TIMEOUT)
+    check("RC: in SQD with a SEND still waiting (RNR), a change of the ACK "
+          "timeout fails with EBUSY", err == errno.EBUSY,
+          "errno %d (%s)" % (err, os.strerror(err) if err else "it passed"))
+    t.b.post_recv(RecvWR(wr_id=51, num_sge=1,
+                         sg=[SGE(t.mr.buf + 2048, 64, t.mr.lkey)]))
+    wcs = t.poll(2)
+    check("RC: once B has a receive, A's SEND completes",
+          sorted((wc.wr_id, wc.status) for wc in wcs) ==
+          [(50, e.IBV_WC_SUCCESS), (51, e.IBV_WC_SUCCESS)],
+          ", ".join(status_name(wc) for wc in wcs) or "no completion")
+    ev = next_event(t.ctx)
+    check("RC: and the drain ends with SQ_DRAINED",
+          ev == e.IBV_EVENT_SQ_DRAINED, event_name(ev))
+    err = modify_errno(t.a, attr, e.IBV_QP_TIMEOUT)
+    check("RC: drained, the same change passes", err == 0, "errno %d" % err)
 
 
 def to_err(qp):

@@ -118,15 +118,24 @@ int rxe_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (err)
 		return err;
 
+	/*
+	 * The new ring's offset goes out first: a response that cannot be
+	 * written leaves the CQ as it was, not on a ring the provider does
+	 * not know.
+	 */
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto out;
+	}
+
 	spin_lock_irqsave(&cq->lock, flags);
 	err = rxe_queue_resize_commit(&cq->queue, &nq);
 	if (!err)
 		ibcq->cqe = rxe_queue_capacity(&cq->queue);
 	spin_unlock_irqrestore(&cq->lock, flags);
+out:
 	rxe_queue_cleanup(&nq);
-
-	if (!err && udata)
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	return err;
 }
 

@@ -323,7 +323,8 @@ int rxe_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct rxe_dev *rxe = to_rxe_dev(ibmr->device);
 	struct rxe_mr *mr = to_rxe_mr(ibmr);
 
-	if (atomic_read(&mr->num_mw))
+	/* -1 from here on: a bind racing with this fails (rxe_mw_bind()). */
+	if (atomic_cmpxchg(&mr->num_mw, 0, -1))
 		return -EBUSY;
 
 	xa_erase_bh(&rxe->key_xa, ibmr->lkey >> 8);
@@ -1003,9 +1004,11 @@ static enum ib_wc_status rxe_mw_bind(struct rxe_qp *qp,
 	    (mw->state != RXE_MR_INVALID || !mr))
 		goto out_unlock;
 
+	/* An MR that dereg_mr has begun to take down binds nothing more. */
+	if (mr && !atomic_inc_unless_negative(&mr->num_mw))
+		goto out_unlock;
 	old = rxe_mw_unbind(mw);
 	if (mr) {
-		atomic_inc(&mr->num_mw);
 		mw->mr = mr;
 		mw->addr = wqe->wr.mw.addr;
 		mw->length = wqe->wr.mw.length;

@@ -76,14 +76,20 @@ int rxe_queue_init(struct rxe_queue *q, enum rxe_queue_side side,
 /**
  * rxe_queue_cleanup() - free a ring and withdraw its mmap offset
  * @q: the ring; may be one that rxe_queue_init() never set up
+ *
+ * A ring userspace may map belongs to its mmap entry from here on: an
+ * mmap() already past rdma_user_mmap_entry_get() still maps it page by
+ * page, so the memory goes with the entry's last reference
+ * (rxe_queue_mmap_free()). Pages mapped by then stay with their mappings.
  */
 void rxe_queue_cleanup(struct rxe_queue *q)
 {
 	if (q->entry) {
 		rdma_user_mmap_entry_remove(&q->entry->rdma);
 		q->entry = NULL;
+	} else {
+		vfree(q->buf);
 	}
-	vfree(q->buf);
 	q->buf = NULL;
 }
 
@@ -209,9 +215,13 @@ int rxe_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
  * rxe_queue_mmap_free() - the device's mmap_free verb
  * @rdma_entry: an entry whose last reference ib_core dropped
  *
- * The ring memory itself is freed with its object; this frees the entry.
+ * Frees the entry and the ring it maps, which rxe_queue_cleanup() left to
+ * it.
  */
 void rxe_queue_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
-	kfree(to_rxe_mmap_entry(rdma_entry));
+	struct rxe_mmap_entry *e = to_rxe_mmap_entry(rdma_entry);
+
+	vfree(e->vaddr);
+	kfree(e);
 }

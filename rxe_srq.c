@@ -108,17 +108,24 @@ static int rxe_srq_resize(struct rxe_srq *srq, u32 max_wr,
 	if (err)
 		return err;
 
+	/*
+	 * The provider passes the address of its struct mminfo in the
+	 * command. It is written before the rings change, so that a bad
+	 * address leaves the SRQ as it was.
+	 */
+	if (udata &&
+	    copy_to_user(u64_to_user_ptr(cmd.mmap_info_addr), &mi, sizeof(mi))) {
+		err = -EFAULT;
+		goto out;
+	}
+
 	spin_lock_irqsave(&srq->lock, flags);
 	err = rxe_queue_resize_commit(&srq->queue, &nq);
 	if (!err)
 		srq->max_wr = max_wr;
 	spin_unlock_irqrestore(&srq->lock, flags);
+out:
 	rxe_queue_cleanup(&nq);
-
-	/* The provider passes the address of its struct mminfo in the command. */
-	if (!err && udata &&
-	    copy_to_user(u64_to_user_ptr(cmd.mmap_info_addr), &mi, sizeof(mi)))
-		err = -EFAULT;
 	return err;
 }
 

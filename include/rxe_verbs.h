@@ -176,7 +176,8 @@ enum rxe_mr_state {
  * @npages: blocks mapped
  * @page_shift: log2 of the block size
  * @page_offset: offset of the first byte of the MR in @pages[0]
- * @num_mw: memory windows bound to it
+ * @num_mw: memory windows bound to it; -1 once dereg_mr has found none,
+ *	after which no bind can take the MR
  * @rcu: lookups run under RCU; the memory is freed after a grace period
  */
 struct rxe_mr {

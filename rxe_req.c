@@ -184,6 +184,14 @@ void rxe_req_rewind(struct rxe_qp *qp, u32 psn)
 		if (wqe->state != RXE_WQE_SENT && wqe->state != RXE_WQE_ACTIVE)
 			continue;
 		if (!found && rxe_psn_diff(psn, wqe->last_psn) <= 0) {
+			/*
+			 * PSNs before this one belong to requests finished
+			 * already (a response completed them while the
+			 * completer's PSN stayed at the cursor): nothing of
+			 * theirs goes again.
+			 */
+			if (rxe_psn_diff(psn, wqe->first_psn) < 0)
+				psn = wqe->first_psn;
 			found = true;
 			qp->req.index = index;
 			qp->req.psn = psn;

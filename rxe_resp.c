@@ -973,15 +973,21 @@ gone:
 	rxe_resp_nak_error(qp, AETH_NAK_REM_ACC_ERR, psn);
 }
 
-/* Find the kept READ or atomic a duplicate request asks for again. */
+/*
+ * Find the kept READ or atomic a duplicate request asks for again, newest
+ * first: an entry kept since before the 24-bit PSNs last went round may
+ * hold the same PSNs as a recent one, and its address and key are not
+ * the ones the duplicate means.
+ */
 static struct rxe_rd_res *rxe_resp_find_res(struct rxe_qp *qp, u32 kind,
 					    u32 psn)
 {
+	u32 n = qp->attr.max_dest_rd_atomic;
 	struct rxe_rd_res *res;
 	u32 i;
 
-	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
-		res = &qp->resp.res[i];
+	for (i = 1; i <= n; i++) {
+		res = &qp->resp.res[(qp->resp.res_next + n - i) % n];
 		if (res->kind == kind &&
 		    rxe_psn_diff(psn, res->first_psn) >= 0 &&
 		    rxe_psn_diff(psn, res->last_psn) <= 0)

@@ -3,8 +3,10 @@
  * The driver's objects, each wrapping its ib_core counterpart, with the
  * rules of the locks they carry.
  *
- * Lock order, outermost first (also in docs/locking.rst):
- *   qp->state_lock -> qp->sq.lock -> srq->lock -> cq->lock -> task->lock
+ * Lock order, outermost first (docs/locking.rst has it all):
+ *   qp->modify_mutex -> task->lock (rxe_task_disable())
+ *   qp->state_lock
+ *   qp->sq.lock / qp->rq.lock / srq->lock -> cq->lock, the innermost
  */
 #ifndef RXE_VERBS_H
 #define RXE_VERBS_H

@@ -270,6 +270,23 @@ def target(peer4, peer6, me4, me6):
             wr.set_wr_rdma(msg["rkey"], msg["va"] + 1024)
             qp.post_send(wr)
             ctl.send(msg="fence")
+        elif cmd == "send_read":
+            # A SEND and a READ behind it, to the attacker.
+            qp = qps[msg["qp"]]
+            qp.post_send(ep.send_wr(e.IBV_WR_SEND, READ_OFF, 64, 0x98A))
+            wr = ep.send_wr(e.IBV_WR_RDMA_READ, GAP_OFF, 1024, 0x98B)
+            wr.set_wr_rdma(msg["rkey"], msg["va"])
+            qp.post_send(wr)
+            ctl.send(msg="send_read")
+        elif cmd == "to":
+            # Move a QP to SQD (the drain's event asked for) or RTS.
+            attr = P.QPAttr(qp_state=e.IBV_QPS_SQD if msg["state"] == "SQD"
+                            else e.IBV_QPS_RTS)
+            attr.en_sqd_async_notify = 1
+            qps[msg["qp"]].modify(attr, e.IBV_QP_STATE |
+                                  (e.IBV_QP_EN_SQD_ASYNC_NOTIFY
+                                   if msg["state"] == "SQD" else 0))
+            ctl.send(msg="to")
         elif cmd == "send":
             wr = ep.send_wr(e.IBV_WR_SEND, READ_OFF, msg["len"], 0x900)
             qps["live"].post_send(wr)
@@ -1628,6 +1645,60 @@ class Attacker:
               "the atomic (ack_held +1, completer_retry_err +2)" % name,
               delta == {"ack_held": 1, "completer_retry_err": 2}, delta)
 
+    def sqd_rewind(self):
+        """The target SENDs to us and READs behind it, and goes to SQD
+        with both on the wire. We NAK the SEND as lost: the SEND goes
+        again, and so must the READ, which the retry took back to not
+        started. SQD starts no new request; these two were started
+        before it. Answered, both complete, SQ_DRAINED comes, and the QP
+        goes back to RTS."""
+        va, rkey = 0x7E0000400000, 0x4D6
+        data = pattern(23, 1024)
+        qpn = self.qpn["rd"]
+        OP = roce.OP
+
+        def ours(p):
+            return p.qpn == DEAD_QPN and p.opcode in (
+                OP["RC RDMA_READ_REQUEST"], OP["RC SEND_ONLY"])
+
+        self.raw.drain()
+        self.ask("events", timeout=0)
+        self.ask("send_read", qp="rd", va=va, rkey=rkey)
+        got = self.replies(count=2, want=ours)
+        if not check("SQD after a rewind: the target sends the SEND and the "
+                     "READ", [p.opcode for p in got] ==
+                     [OP["RC SEND_ONLY"], OP["RC RDMA_READ_REQUEST"]],
+                     [(roce.opname(p.opcode), p.psn) for p in got]):
+            return
+        psn0 = got[0].psn
+        self.ask("to", qp="rd", state="SQD")
+        self.inject([self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn, psn0) +
+                                roce.aeth(roce.NAK_SEQ, 0))], pace=0)
+        sent, again, end = [], False, time.time() + 8
+        while time.time() < end and not again:
+            for p in self.replies(timeout=0.5, want=ours):
+                sent.append((roce.opname(p.opcode), p.psn))
+                if p.opcode == OP["RC SEND_ONLY"]:
+                    self.inject([self.frame(
+                        roce.bth(OP["RC ACKNOWLEDGE"], qpn, p.psn) +
+                        roce.aeth(0x1F, 1))], pace=0)
+                elif p.psn == (psn0 + 1) & 0xFFFFFF:
+                    again = True
+                    self.inject([self.read_rsp(qpn, p.psn, "ONLY", data)],
+                                pace=0)
+        check("SQD after a rewind: the READ goes again after the SEND",
+              again, "the target sent %s" % sent)
+        w = self.ask("poll", n=2, timeout=5)["wcs"]
+        check("SQD after a rewind: the SEND and the READ complete",
+              [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
+              [("rd", 0, 0x98A), ("rd", 0, 0x98B)], w)
+        evs = self.ask("events")["events"]
+        check("SQD after a rewind: then SQ_DRAINED",
+              evs == [self.e.IBV_EVENT_SQ_DRAINED], evs)
+        self.ask("to", qp="rd", state="RTS")
+        check("SQD after a rewind: QP rd back in RTS",
+              self.ask("state")["state"]["rd"] == "RTS")
+
     def gap_nak_after_read(self):
         """Two gaps in what we send to QP gn: SEND 1, a READ at 2 and SEND
         4 arrive first (0 and 3 missing), then SEND 0. The target runs 0,
@@ -1741,6 +1812,7 @@ class Attacker:
             finish()
         self.read_gap()     # first: the fuzz aims at every QP, rd too
         self.nak_past_read()
+        self.sqd_rewind()
         self.fence_rewind()
         self.gap_nak_after_read()
         self.door()

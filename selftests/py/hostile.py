@@ -1645,6 +1645,32 @@ class Attacker:
               "the atomic (ack_held +1, completer_retry_err +2)" % name,
               delta == {"ack_held": 1, "completer_retry_err": 2}, delta)
 
+    @staticmethod
+    def send_or_read(p):
+        """A SEND or a READ request from the target to the peer it thinks
+        it has."""
+        return p.qpn == DEAD_QPN and p.opcode in (
+            roce.OP["RC RDMA_READ_REQUEST"], roce.OP["RC SEND_ONLY"])
+
+    def answer_resends(self, qpn, read_psn, data):
+        """After a NAK, answer what the target sends again as a responder
+        that dropped the rest would, for up to 8 s: each SEND with an ACK,
+        the READ request at read_psn with its response (data). Return
+        whether that READ request came, and what was sent."""
+        OP, sent, end = roce.OP, [], time.time() + 8
+        while time.time() < end:
+            for p in self.replies(timeout=0.5, want=self.send_or_read):
+                sent.append((roce.opname(p.opcode), p.psn))
+                if p.opcode == OP["RC SEND_ONLY"]:
+                    self.inject([self.frame(
+                        roce.bth(OP["RC ACKNOWLEDGE"], qpn, p.psn) +
+                        roce.aeth(0x1F, 1))], pace=0)
+                elif p.psn == read_psn & 0xFFFFFF:
+                    self.inject([self.read_rsp(qpn, p.psn, "ONLY", data)],
+                                pace=0)
+                    return True, sent
+        return False, sent
+
     def sqd_rewind(self):
         """The target SENDs to us and READs behind it, and goes to SQD
         with both on the wire. We NAK the SEND as lost: the SEND goes
@@ -1657,14 +1683,10 @@ class Attacker:
         qpn = self.qpn["rd"]
         OP = roce.OP
 
-        def ours(p):
-            return p.qpn == DEAD_QPN and p.opcode in (
-                OP["RC RDMA_READ_REQUEST"], OP["RC SEND_ONLY"])
-
         self.raw.drain()
         self.ask("events", timeout=0)
         self.ask("send_read", qp="rd", va=va, rkey=rkey)
-        got = self.replies(count=2, want=ours)
+        got = self.replies(count=2, want=self.send_or_read)
         if not check("SQD after a rewind: the target sends the SEND and the "
                      "READ", [p.opcode for p in got] ==
                      [OP["RC SEND_ONLY"], OP["RC RDMA_READ_REQUEST"]],
@@ -1674,18 +1696,7 @@ class Attacker:
         self.ask("to", qp="rd", state="SQD")
         self.inject([self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn, psn0) +
                                 roce.aeth(roce.NAK_SEQ, 0))], pace=0)
-        sent, again, end = [], False, time.time() + 8
-        while time.time() < end and not again:
-            for p in self.replies(timeout=0.5, want=ours):
-                sent.append((roce.opname(p.opcode), p.psn))
-                if p.opcode == OP["RC SEND_ONLY"]:
-                    self.inject([self.frame(
-                        roce.bth(OP["RC ACKNOWLEDGE"], qpn, p.psn) +
-                        roce.aeth(0x1F, 1))], pace=0)
-                elif p.psn == (psn0 + 1) & 0xFFFFFF:
-                    again = True
-                    self.inject([self.read_rsp(qpn, p.psn, "ONLY", data)],
-                                pace=0)
+        again, sent = self.answer_resends(qpn, psn0 + 1, data)
         check("SQD after a rewind: the READ goes again after the SEND",
               again, "the target sent %s" % sent)
         w = self.ask("poll", n=2, timeout=5)["wcs"]
@@ -1756,15 +1767,7 @@ class Attacker:
         va, rkey = 0x7E0000300000, 0x4D5
         data = pattern(21, 2048)
         qpn = self.qpn["rd"]
-        OP = roce.OP
-
-        def ours(p):
-            return p.qpn == DEAD_QPN and p.opcode in (
-                OP["RC RDMA_READ_REQUEST"], OP["RC SEND_ONLY"])
-
-        def ack(psn, syn, msn):
-            return self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn,
-                                       psn & 0xFFFFFF) + roce.aeth(syn, msn))
+        OP, ours = roce.OP, self.send_or_read
 
         self.raw.drain()
         self.ask("fence", qp="rd", va=va, rkey=rkey)
@@ -1784,17 +1787,10 @@ class Attacker:
                      [(OP["RC RDMA_READ_REQUEST"], (psn0 + 2) & 0xFFFFFF)],
                      [(roce.opname(p.opcode), p.psn) for p in got]):
             return
-        self.inject([ack(psn0 + 1, roce.NAK_SEQ, 1)], pace=0)
-        sent, again, end = [], False, time.time() + 8
-        while time.time() < end and not again:
-            for p in self.replies(timeout=0.5, want=ours):
-                sent.append((roce.opname(p.opcode), p.psn))
-                if p.opcode == OP["RC SEND_ONLY"]:
-                    self.inject([ack(p.psn, 0x1F, 2)], pace=0)
-                elif p.psn == (psn0 + 2) & 0xFFFFFF:
-                    again = True
-                    self.inject([self.read_rsp(qpn, p.psn, "ONLY",
-                                               data[1024:])], pace=0)
+        self.inject([self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn,
+                                         (psn0 + 1) & 0xFFFFFF) +
+                                roce.aeth(roce.NAK_SEQ, 1))], pace=0)
+        again, sent = self.answer_resends(qpn, psn0 + 2, data[1024:])
         check("fence after a rewind: the fenced READ goes again after the "
               "SEND", again, "the target sent %s" % sent)
         w = self.ask("poll", n=3, timeout=5)["wcs"]

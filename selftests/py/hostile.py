@@ -442,6 +442,12 @@ class Attacker:
         return roce.bth(roce.OP["RC SEND_ONLY"], qpn, psn, pad=pad, ack=1,
                         **kw) + payload + b"\0" * pad
 
+    def ack(self, qpn, psn, syn, msn=1):
+        """An ACKNOWLEDGE to the target's QP qpn: an ACK, an RNR NAK or a
+        NAK (syndrome)."""
+        return self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
+                                   psn & 0xFFFFFF) + roce.aeth(syn, msn))
+
     def read_rsp(self, qpn, psn, kind, payload):
         """A READ response of kind FIRST, MIDDLE, LAST or ONLY to the
         target's QP qpn, the ones that end a READ request with an AETH."""
@@ -1415,11 +1421,6 @@ class Attacker:
             return self.read_rsp(qpn, psn0 + i, kind,
                                  data[i * 1024:(i + 1) * 1024])
 
-        def ack(qpn, psn, syn, msn=1):
-            """An ACKNOWLEDGE: an ACK, an RNR NAK or a NAK (syndrome)."""
-            return self.frame(roce.bth(roce.OP["RC ACKNOWLEDGE"], qpn,
-                                       psn & 0xFFFFFF) + roce.aeth(syn, msn))
-
         def what(p):
             op = roce.opname(p.opcode)
             if "RETH" in p.hdrs:
@@ -1453,7 +1454,7 @@ class Attacker:
             self.inject([rsp(qpn, psn0, 0, "FIRST")] +
                         [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
                          for i in range(2, n)] +
-                        [ack(qpn, psn0 + n, syn)], pace=0)
+                        [self.ack(qpn, psn0 + n, syn)], pace=0)
             got = self.replies(count=1, want=ours)
             want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF,
                      va + 1024, 1024)]
@@ -1471,7 +1472,7 @@ class Attacker:
         if psn0 is None:
             return
         self.inject([rsp(qpn, psn0, 0, "FIRST"), rsp(qpn, psn0, 2, "MIDDLE"),
-                     ack(qpn, psn0 + n, roce.NAK_SEQ)], pace=0)
+                     self.ack(qpn, psn0 + n, roce.NAK_SEQ)], pace=0)
         got = self.replies(count=1, want=ours)
         want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF, va + 1024,
                  (n - 1) * 1024)]
@@ -1487,7 +1488,7 @@ class Attacker:
         check("sequence NAK past a READ: once the READ is in, the WRITE "
               "goes again from the NAKed packet", [what(p) for p in got] == want,
               "sent %s, want %s" % ([what(p) for p in got], want))
-        self.inject([ack(qpn, psn0 + n + 1, 0x1F, msn=2)], pace=0)
+        self.inject([self.ack(qpn, psn0 + n + 1, 0x1F, msn=2)], pace=0)
         w = self.ask("poll", n=2, timeout=5)["wcs"]
         check("sequence NAK past a READ: the READ and the WRITE complete",
               [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
@@ -1541,7 +1542,7 @@ class Attacker:
         check("RNR NAK past a READ: once the READ is in, the SEND goes again",
               [what(p) for p in got] == want,
               "sent %s, want %s" % ([what(p) for p in got], want))
-        self.inject([ack(qpn, psn0 + n, 0x1F, msn=3)], pace=0)
+        self.inject([self.ack(qpn, psn0 + n, 0x1F, msn=3)], pace=0)
         w = self.ask("poll", n=2, timeout=5)["wcs"]
         check("RNR NAK past a READ: the READ and the SEND complete",
               [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
@@ -1567,7 +1568,7 @@ class Attacker:
                 return
             self.inject(([rsp(qpn, psn0, 0, "FIRST"),
                           rsp(qpn, psn0, 2, "MIDDLE")] if first else []) +
-                        [ack(qpn, psn0 + n + 1, 0x1F, msn=4)], pace=0)
+                        [self.ack(qpn, psn0 + n + 1, 0x1F, msn=4)], pace=0)
             got = [what(p) for p in self.replies(timeout=0.4, want=ours)]
             want = ("RC RDMA_READ_REQUEST", (psn0 + first) & 0xFFFFFF,
                     va + first * 1024, (n - first) * 1024)
@@ -1602,7 +1603,7 @@ class Attacker:
         psn0 = start("rd", atomic=True)
         if psn0 is None:
             return
-        self.inject([ack(qpn, psn0 + n + 2, 0x1F, msn=5)], pace=0)
+        self.inject([self.ack(qpn, psn0 + n + 2, 0x1F, msn=5)], pace=0)
         got = [what(p) for p in self.replies(timeout=0.4, want=ours)]
         want = ("RC RDMA_READ_REQUEST", psn0, va, n * 1024)
         check("%s: the target asks again for the READ's responses alone" %
@@ -1628,7 +1629,7 @@ class Attacker:
                                          qpn, (psn0 + n) & 0xFFFFFF) +
                                 roce.aeth(0x1F, 6) +
                                 roce.atomicacketh(0x5EED5EED)),
-                     ack(qpn, psn0 + n + 2, 0x1F, msn=7)], pace=0)
+                     self.ack(qpn, psn0 + n + 2, 0x1F, msn=7)], pace=0)
         w = self.ask("poll", n=3, timeout=5)["wcs"]
         check("%s: the READ, the atomic and the WRITE complete" % name,
               [(x["qp"], x["status"], x["wr_id"]) for x in w] ==
@@ -1662,9 +1663,7 @@ class Attacker:
             for p in self.replies(timeout=0.5, want=self.send_or_read):
                 sent.append((roce.opname(p.opcode), p.psn))
                 if p.opcode == OP["RC SEND_ONLY"]:
-                    self.inject([self.frame(
-                        roce.bth(OP["RC ACKNOWLEDGE"], qpn, p.psn) +
-                        roce.aeth(0x1F, 1))], pace=0)
+                    self.inject([self.ack(qpn, p.psn, 0x1F)], pace=0)
                 elif p.psn == read_psn & 0xFFFFFF:
                     self.inject([self.read_rsp(qpn, p.psn, "ONLY", data)],
                                 pace=0)
@@ -1694,8 +1693,7 @@ class Attacker:
             return
         psn0 = got[0].psn
         self.ask("to", qp="rd", state="SQD")
-        self.inject([self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn, psn0) +
-                                roce.aeth(roce.NAK_SEQ, 0))], pace=0)
+        self.inject([self.ack(qpn, psn0, roce.NAK_SEQ, 0)], pace=0)
         again, sent = self.answer_resends(qpn, psn0 + 1, data)
         check("SQD after a rewind: the READ goes again after the SEND",
               again, "the target sent %s" % sent)
@@ -1787,9 +1785,7 @@ class Attacker:
                      [(OP["RC RDMA_READ_REQUEST"], (psn0 + 2) & 0xFFFFFF)],
                      [(roce.opname(p.opcode), p.psn) for p in got]):
             return
-        self.inject([self.frame(roce.bth(OP["RC ACKNOWLEDGE"], qpn,
-                                         (psn0 + 1) & 0xFFFFFF) +
-                                roce.aeth(roce.NAK_SEQ, 1))], pace=0)
+        self.inject([self.ack(qpn, psn0 + 1, roce.NAK_SEQ)], pace=0)
         again, sent = self.answer_resends(qpn, psn0 + 2, data[1024:])
         check("fence after a rewind: the fenced READ goes again after the "
               "SEND", again, "the target sent %s" % sent)

@@ -158,11 +158,12 @@ def target(peer4, peer6, me4, me6):
     hello = ctl.expect("hello")
 
     names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
-             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd", "nf", "gn"]
+             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd", "nf", "gn", "tl"]
     if mpe:
         names += ["pl"] + MPE_VICTIMS
     types = {"ud": "UD", "uc": "UC"}
-    qps = {n: ep.qp(types.get(n, "RC")) for n in names}
+    qps = {n: ep.qp(types.get(n, "RC"), sig_all=int(n != "tl"))
+           for n in names}
     for n, qp in qps.items():
         t = types.get(n, "RC")
         if n == "reset":
@@ -174,8 +175,11 @@ def target(peer4, peer6, me4, me6):
             ep.connect(qp, t, me4, peer4, hello["live"], LIVE_PSN, TARGET_PSN)
         else:
             flush = n == "pl" or n in MPE_VICTIMS
+            # tl: a local ACK timeout of 1 s, not 67 ms, so that the
+            # early retry timer alone decides when it sends again.
             ep.connect(qp, t, me4, peer4, DEAD_QPN,
                        VICTIM_PSN if n.startswith("v") or flush else 0, 0x10,
+                       timeout=18 if n == "tl" else 14,
                        rts=n != "rtr", access=P.ACCESS |
                        e.IBV_ACCESS_MW_BIND |
                        (ACCESS_FLUSH_GLOBAL if flush else 0))
@@ -278,6 +282,20 @@ def target(peer4, peer6, me4, me6):
             wr.set_wr_rdma(msg["rkey"], msg["va"])
             qp.post_send(wr)
             ctl.send(msg="send_read")
+        elif cmd == "tail":
+            # Unsignaled WRITEs of 64 B to the attacker, one post each,
+            # the work requests built first so that the posts follow
+            # each other closely.
+            qp = qps[msg["qp"]]
+            wrs = []
+            for i in range(msg["n"]):
+                wr = ep.send_wr(e.IBV_WR_RDMA_WRITE, READ_OFF + 64 * i, 64,
+                                0x990 + i, flags=0)
+                wr.set_wr_rdma(msg["rkey"], msg["va"] + 64 * i)
+                wrs.append(wr)
+            for wr in wrs:
+                qp.post_send(wr)
+            ctl.send(msg="tail")
         elif cmd == "to":
             # Move a QP to SQD (the drain's event asked for) or RTS.
             attr = P.QPAttr(qp_state=e.IBV_QPS_SQD if msg["state"] == "SQD"
@@ -1798,6 +1816,71 @@ class Attacker:
               bytes.fromhex(self.ask("read", off=GAP_OFF,
                                      len=2048)["data"]) == data)
 
+    def quiet_tail(self):
+        """The target WRITEs to us eight times, one post each, none
+        signaled (QP tl). The first asks for an ACK; the seven sent while
+        that ACK is on its way ask for none. Once we have them all, we
+        ACK the first, and then stay quiet: a responder acknowledges only
+        what asks, so nothing covers the seven unless one of them asks
+        again. When the retry timer fires, the last WRITE must go again
+        alone, asking (ack_solicited), not the tail from its start.
+
+        A round in which the retry timer went back before our ACK came
+        (a guest slower than its 20 ms) shows no quiet tail; it is ACKed
+        and the next round tries again, up to four."""
+        if not self.ours:
+            return
+        q, OP = self.qpn["tl"], roce.OP
+        va, rkey = 0x7E0000500000, 0x4D8
+
+        def write(p):
+            return p.qpn == DEAD_QPN and p.opcode == OP["RC RDMA_WRITE_ONLY"]
+
+        def acked_all(psn):
+            """ACK psn, and whatever comes for half a second after it."""
+            self.inject([self.ack(q, psn, 0x1F)], pace=0)
+            late = [(p.psn, p.ack) for p in self.replies(timeout=0.5,
+                                                         want=write)]
+            if late:
+                self.inject([self.ack(q, max(p for p, _ in late), 0x1F)],
+                            pace=0)
+            return late
+
+        seen = []
+        for _ in range(4):
+            self.raw.drain()
+            sol0 = self.counters()[0].get("ack_solicited", 0)
+            self.ctl.send(msg="tail", qp="tl", n=8, va=va, rkey=rkey)
+            got = [(p.psn, p.ack) for p in self.replies(timeout=3, count=8,
+                                                        want=write)]
+            self.ctl.expect("tail")
+            psn0 = got[0][0] if got else 0
+            quiet = got == [((psn0 + i) & 0xFFFFFF, int(i == 0))
+                            for i in range(8)]
+            seen.append(got)
+            if not quiet:
+                info("quiet tail: not this round, the target sent (PSN, "
+                     "AckReq) %s" % got)
+                acked_all(max(p for p, _ in got) if got else psn0)
+                continue
+            self.inject([self.ack(q, psn0, 0x1F)], pace=0)
+            nxt = [(p.psn, p.ack) for p in self.replies(timeout=3, count=1,
+                                                        want=write)]
+            last = (psn0 + 7) & 0xFFFFFF
+            late = acked_all(last)
+            sol = self.counters()[0].get("ack_solicited", 0) - sol0
+            check("quiet tail: after the first WRITE's ACK, the retry timer "
+                  "sends the last WRITE alone, asking (PSN %d)" % last,
+                  nxt == [(last, 1)], "the target sent %s" % nxt)
+            check("quiet tail: ack_solicited +1", sol == 1, "+%d" % sol)
+            if late:
+                info("quiet tail: after our ACK of the last WRITE the target "
+                     "sent %s as well" % late)
+            return
+        check("quiet tail: in one of four rounds the first WRITE asked and "
+              "the seven after it did not", False,
+              "the target sent (PSN, AckReq) %s" % seen)
+
     def run(self):
         if not self.warm_up():
             self.ask("bye")
@@ -1807,6 +1890,7 @@ class Attacker:
         self.sqd_rewind()
         self.fence_rewind()
         self.gap_nak_after_read()
+        self.quiet_tail()
         self.door()
         self.demux()
         self.masked()

@@ -100,10 +100,10 @@ class Endpoint:
         self.cq = CQ(self.ctx, cqe)
         self.mr = MR(self.pd, mr_size, ACCESS | e.IBV_ACCESS_MW_BIND)
 
-    def qp(self, qtype, depth=64, sge=2, send_ops=0):
+    def qp(self, qtype, depth=64, sge=2, send_ops=0, sig_all=1):
         """A QP of type qtype; send_ops (IBV_QP_EX_WITH_* flags) makes it
         an extended QP (QPEx) that posts those operations with the wr_*
-        calls."""
+        calls. sig_all=0: only work requests that ask complete."""
         cap = QPCap(max_send_wr=depth, max_recv_wr=depth, max_send_sge=sge,
                     max_recv_sge=sge)
         if send_ops:
@@ -114,7 +114,7 @@ class Endpoint:
                                 e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
             return QPEx(self.ctx, init)
         init = QPInitAttr(qp_type=TYPES[qtype], scq=self.cq, rcq=self.cq,
-                          cap=cap)
+                          cap=cap, sq_sig_all=sig_all)
         return QP(self.pd, init)
 
     def route(self, my_ip, peer_ip, tclass=0, flow=0):

@@ -10,9 +10,10 @@
 # an invalidated, replaced or read-only rkey). Once over IPv4, once over
 # IPv6 the other way round. Then unsignaled WRITEs posted one call each
 # and a quiet pause: with our driver on the client, the ones sent while
-# the first one's ACK was on its way ask for none, and the driver must get
+# the first one's ACK was on its way ask for none, and the driver gets
 # them acknowledged by sending their last packet again, asking
-# (ack_solicited), not by the retry timer going back over all of them.
+# (ack_solicited). That it sends that packet alone, not the tail, test 42
+# shows on the wire, where the peer's timing is the test's own.
 # Then the server goes away in the middle of a run: the client must fail,
 # not hang, and both modules must unload.
 #
@@ -46,19 +47,13 @@ counted=
 if [ "$GUEST" = a ] && [ "$RXE_IMPL" = ours ]; then
 	counted=1
 	sol0=$(counter ack_solicited)
-	retry0=$(retries)
 fi
 ktest_pair b ktail 4 "unsignaled WRITEs, one call each, then quiet: every byte arrives" \
 	ops=tail count=4 size=2048 tail_ms=300
 if [ -n "$counted" ]; then
 	sol=$(( $(counter ack_solicited) - sol0 ))
-	retry=$(( $(retries) - retry0 ))
 	check "4 quiet tails: the last packet went again to ask in 1 to 4 of them (ack_solicited +$sol)" \
 		test "$sol" -ge 1 -a "$sol" -le 4
-	# Had the timer gone back over a tail, each tail would cost a retry
-	# as well; one retry more may be a packet QEMU dropped.
-	check "the tails were not sent again by going back (retry_early + retry_timeout +$retry, want fewer than $sol)" \
-		test "$retry" -lt "$sol"
 fi
 
 # The server disappears in the middle of a run: its rmmod must work at

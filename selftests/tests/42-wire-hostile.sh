@@ -20,7 +20,9 @@
 # lost and the rest trickling in (ours asks again once, for that one); a
 # sequence, remote access and RNR NAK for a WRITE or SEND behind a READ
 # with a response missing (ours holds each until the READ is in, then
-# acts on it: sends again, fails the WRITE with the NAK's status, waits).
+# acts on it: sends again, fails the WRITE with the NAK's status, waits);
+# unsignaled WRITEs that asked for no ACK, then quiet (ours sends the last
+# one alone again, asking, not the whole tail).
 # Each class must move its named counter by exactly its count (ours; the
 # in-tree rxe has no drop counters, nor takes a FLUSH with a right ICRC),
 # the live connection must carry traffic afterwards, and both kernel logs

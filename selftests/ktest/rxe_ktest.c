@@ -467,6 +467,7 @@ struct ktest_conn {
 	bool big_seen;			/* client: the server used big_mr */
 	bool bye_answered;		/* server: the goodbye's answer posted */
 	bool bye_sent;			/* client: the goodbye posted */
+	bool flush_ends;		/* server, negative session */
 	struct ktest_rslot rslot[KTEST_NRECV];
 	struct ktest_op op[KTEST_NOPS];	/* op[0]: the burst */
 	atomic_t sq_out;		/* send WRs posted, not completed */
@@ -1021,6 +1022,15 @@ static int ktest_op_wait(struct ktest_conn *c, struct ktest_op *op,
 	op->busy = false;
 	if (op->status != IB_WC_SUCCESS && c->bye_sent)
 		return -ENOTCONN;	/* flushed or retried out: as above */
+	/*
+	 * A negative session's client breaks the rules as soon as it has
+	 * our reply, and our responder's error stops our QP (IBA 9.9.3.1).
+	 * That can come before the ACK of the reply, which is then flushed,
+	 * delivered all the same: nothing orders a responder's ACKs before
+	 * its own QP's next request. A reply lost for good fails the client.
+	 */
+	if (op->status == IB_WC_WR_FLUSH_ERR && c->flush_ends)
+		return -ENOTCONN;
 	if (op->status != IB_WC_SUCCESS) {
 		ktest_cfail(c, "%s iteration %u: completion status '%s' (%d)",
 			    what, iter, ib_wc_status_msg(op->status),
@@ -1973,6 +1983,7 @@ static void ktest_serve(struct ktest_conn *c)
 	struct ktest_rx rx;
 	int err;
 
+	c->flush_ends = !is_main;
 	for (;;) {
 		/*
 		 * A negative check ends with our QP in error (the responder

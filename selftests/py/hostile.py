@@ -1473,13 +1473,30 @@ class Attacker:
                         [rsp(qpn, psn0, i, "LAST" if i == n - 1 else "MIDDLE")
                          for i in range(2, n)] +
                         [self.ack(qpn, psn0 + n, syn)], pace=0)
-            got = self.replies(count=1, want=ours)
-            want = [("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF,
-                     va + 1024, 1024)]
+            # On a QP with no round trip timed yet (nf), the retry timer
+            # fires 20 ms after the READ, which this guest may not beat:
+            # the READ and what follows it go again first. Only the next
+            # READ request counts.
+            whole = ("RC RDMA_READ_REQUEST", psn0 & 0xFFFFFF, va, n * 1024)
+            got, end = [], time.time() + 3
+            while len(got) < 24 and time.time() < end:
+                p = self.replies(timeout=end - time.time(), count=1,
+                                 want=ours)
+                if not p:
+                    break
+                got.append(what(p[0]))
+                if got[-1][0] == "RC RDMA_READ_REQUEST" and got[-1] != whole:
+                    break
+            want = ("RC RDMA_READ_REQUEST", (psn0 + 1) & 0xFFFFFF,
+                    va + 1024, 1024)
+            if len(got) > 1 and got[0] == whole:
+                info("%s past a READ: the retry timer went back first: %s" %
+                     (name, got[:-1]))
             if check("%s past a READ: the target asks again for the "
                      "missing response alone" % name,
-                     [what(p) for p in got] == want,
-                     "sent %s, want %s" % ([what(p) for p in got], want)):
+                     got[-1:] == [want] and (len(got) == 1 or
+                                             got[0] == whole),
+                     "sent %s, want %s" % (got, [want])):
                 self.inject([rsp(qpn, psn0, 1, "LAST")], pace=0)
 
         # Sequence NAK: the responses missing were lost. Ask for them now;

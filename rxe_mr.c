@@ -933,6 +933,13 @@ int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey, bool remote)
 	if (!mr)
 		return err;
 
+	/*
+	 * A fast-registration MR never has a window bound: windows come from
+	 * userspace only and bind MRs of their own PD, and a user PD holds
+	 * no fast-registration MR. So no bind races the check of num_mw;
+	 * should that change, the check and a bind's count need a lock in
+	 * common.
+	 */
 	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG && mr->ibmr.rkey == rkey &&
 	    mr->ibmr.pd == qp->ibqp.pd && !atomic_read(&mr->num_mw)) {
 		WRITE_ONCE(mr->state, RXE_MR_INVALID);

@@ -157,8 +157,9 @@ def target(peer4, peer6, me4, me6):
     ctl = P.Ctl.serve()
     hello = ctl.expect("hello")
 
-    names = ["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
-             "fz3"] + ["v%d" % i for i in range(1, 8)] + ["rd", "nf", "gn", "tl"]
+    names = (["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
+              "fz3"] + ["v%d" % i for i in range(1, 8)] +
+             ["rd", "nf", "gn", "tl"])
     if mpe:
         names += ["pl"] + MPE_VICTIMS
     types = {"ud": "UD", "uc": "UC"}
@@ -1843,8 +1844,9 @@ class Attacker:
         alone, asking (ack_solicited), not the tail from its start.
 
         A round in which the retry timer went back before our ACK came
-        (a guest slower than its 20 ms) shows no quiet tail; it is ACKed
-        and the next round tries again, up to four."""
+        (a guest slower than its 20 ms) shows no quiet tail, or the
+        first WRITE again after it; it is ACKed and the next round tries
+        again, up to four."""
         if not self.ours:
             return
         q, OP = self.qpn["tl"], roce.OP
@@ -1885,6 +1887,11 @@ class Attacker:
                                                         want=write)]
             last = (psn0 + 7) & 0xFFFFFF
             late = acked_all(last)
+            if nxt and nxt[0][0] == psn0:
+                info("quiet tail: not this round, the retry timer went "
+                     "back before our ACK: %s" % (nxt + late))
+                seen.append(nxt + late)
+                continue
             sol = self.counters()[0].get("ack_solicited", 0) - sol0
             check("quiet tail: after the first WRITE's ACK, the retry timer "
                   "sends the last WRITE alone, asking (PSN %d)" % last,

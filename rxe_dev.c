@@ -9,6 +9,7 @@
 #include <linux/if_vlan.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
+#include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <net/net_namespace.h>
 #include <rdma/rdma_netlink.h>
@@ -196,7 +197,8 @@ static void rxe_dev_init_limits(struct rxe_dev *rxe)
 
 /**
  * rxe_dev_dealloc() - the dealloc_driver verb: the device's last moment
- * @ibdev: the device, unregistered; ib_core frees it after this returns
+ * @ibdev: the device, unregistered, or never registered (rxe_dev_add());
+ *	ib_core frees it after this returns
  *
  * Every client is gone and every object destroyed by now, so a non-zero
  * object count is a leak; say so.
@@ -206,11 +208,17 @@ void rxe_dev_dealloc(struct ib_device *ibdev)
 	struct rxe_dev *rxe = to_rxe_dev(ibdev);
 	int i, n;
 
-	mutex_lock(&rxe_dev_lock);
-	list_del_rcu(&rxe->node);
-	mutex_unlock(&rxe_dev_lock);
-	/* The receive path and the notifier may still hold the pointer. */
-	synchronize_rcu();
+	/*
+	 * A device registered is listed by rxe_dev_newlink() before it lets
+	 * go of the lock: an unregistration racing with it waits here.
+	 */
+	if (!rxe->unlisted) {
+		mutex_lock(&rxe_dev_lock);
+		list_del_rcu(&rxe->node);
+		mutex_unlock(&rxe_dev_lock);
+		/* The receive path and the notifier may still hold it. */
+		synchronize_rcu();
+	}
 
 	for (i = 0; i < RXE_OBJ_NTYPES; i++) {
 		n = atomic_read(&rxe->limit[i].count);
@@ -230,7 +238,8 @@ void rxe_dev_dealloc(struct ib_device *ibdev)
 	xa_destroy(&rxe->ah_xa);
 	xa_destroy(&rxe->srq_xa);
 	rxe_counters_cleanup(rxe);
-	ibdev_info(ibdev, "removed from %s\n", netdev_name(rxe->ndev));
+	if (!rxe->unlisted)
+		ibdev_info(ibdev, "removed from %s\n", netdev_name(rxe->ndev));
 	netdev_put(rxe->ndev, &rxe->ndev_tracker);
 }
 
@@ -276,16 +285,31 @@ static int rxe_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe->port_active = rxe_dev_port_state(rxe) == IB_PORT_ACTIVE;
 
 	err = rxe_verbs_register(rxe, ibdev_name);
-	if (err)
-		goto err_counters;
+	if (err) {
+		/*
+		 * The device has its ops now: ib_dealloc_device() calls
+		 * rxe_dev_dealloc(), which undoes the rest, and must not
+		 * take rxe_dev_lock, which our caller holds. ib_core refuses
+		 * a name already taken here, for one.
+		 */
+		rxe->unlisted = true;
+		ib_dealloc_device(&rxe->ib_dev);
+		return err;
+	}
 
 	list_add_tail_rcu(&rxe->node, &rxe_dev_list);
+	/*
+	 * The notifier finds the device from here on. An MTU or link change
+	 * while it registered went by unseen: take the netdev's state again.
+	 */
+	rtnl_lock();
+	rxe_dev_set_mtu(rxe);
+	rxe_dev_port_event(rxe);
+	rtnl_unlock();
 	ibdev_info(&rxe->ib_dev, "added on %s, MTU %d\n", netdev_name(ndev),
 		   rxe_dev_mtu_bytes(rxe));
 	return 0;
 
-err_counters:
-	rxe_counters_cleanup(rxe);
 err_free:
 	netdev_put(ndev, &rxe->ndev_tracker);
 	ib_dealloc_device(&rxe->ib_dev);
@@ -325,7 +349,8 @@ static int rxe_dev_netdev_event(struct notifier_block *nb,
 
 	rcu_read_lock();
 	rxe = rxe_dev_from_netdev_rcu(ndev);
-	if (!rxe)
+	/* Listed until dealloc: one whose unregistration began is left be. */
+	if (!rxe || !ib_device_try_get(&rxe->ib_dev))
 		goto out;
 
 	switch (event) {
@@ -346,6 +371,7 @@ static int rxe_dev_netdev_event(struct notifier_block *nb,
 	default:
 		break;
 	}
+	ib_device_put(&rxe->ib_dev);
 out:
 	rcu_read_unlock();
 	return NOTIFY_OK;

@@ -73,6 +73,8 @@ struct rxe_counters;
  * @held_pkts: request packets its QPs keep past a gap, at most
  *	RXE_HOLD_DEV_MAX (rxe_resp.c)
  * @node: entry in the module's list of devices, under rxe_dev_lock and RCU
+ * @unlisted: registration failed, so @node was never listed; set before
+ *	ib_dealloc_device() by rxe_dev_add(), whose caller holds rxe_dev_lock
  */
 struct rxe_dev {
 	struct ib_device ib_dev;
@@ -90,6 +92,7 @@ struct rxe_dev {
 	atomic_t busy_qps ____cacheline_aligned_in_smp;
 	atomic_t held_pkts;
 	struct list_head node;
+	bool unlisted;
 };
 
 static inline struct rxe_dev *to_rxe_dev(struct ib_device *ibdev)

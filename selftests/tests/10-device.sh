@@ -32,6 +32,26 @@ port_is() {
 	return 1
 }
 
+# within S CMD...: CMD's exit code, or 124 (as timeout(1)) while it still
+# runs after S seconds. A task stuck in the kernel ignores the signals
+# timeout(1) sends, so this does not wait for it.
+within() {
+	local s=$1 t=$(($1 * 10)) pid
+
+	shift
+	"$@" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$t" -le 0 ]; then
+			echo "$* still runs after ${s}s"
+			return 124
+		fi
+		sleep 0.1
+		t=$((t - 1))
+	done
+	wait "$pid"
+}
+
 # active_mtu NETDEV_MTU WANT: set eth0's MTU, the port's active MTU must follow.
 active_mtu() {
 	ip link set eth0 mtu "$1" || return 1
@@ -101,6 +121,10 @@ fi
 check "create veth0/veth1" ip link add veth0 type veth peer name veth1
 ip link set veth0 up
 ip link set veth1 up
+# A name taken is refused by ib_core only when the device registers, after
+# the driver set it up: the driver must undo that and let go of its lock.
+expect_fail "rdma link add rxe0 on veth0, a name taken, is refused at once" \
+	within 20 rdma link add rxe0 type rxe netdev veth0
 check "rdma link add rxe1 type rxe netdev veth0" rdma link add rxe1 type rxe netdev veth0
 check_match "rxe1 is on veth0" "rxe1/1 .*netdev veth0" rdma link show
 check "ip link del veth0" ip link del veth0

@@ -169,6 +169,17 @@ def bad_calls(ctx):
                           is_global=1, port_num=1)
     expect_errno("RTR with an unused source GID index: EINVAL",
                  errno.EINVAL, lambda: qp.to_rtr(attr))
+    # A flow label has 20 bits; more would spill into the IPv6 header's
+    # traffic class and version.
+    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=ctx.query_gid(1, 1),
+                                         sgid_index=1, flow_label=1 << 20),
+                          is_global=1, port_num=1)
+    expect_errno("RTR with a flow label of 21 bits: EINVAL",
+                 errno.EINVAL, lambda: qp.to_rtr(attr))
+    expect_errno("AH with a flow label of 21 bits: EINVAL", errno.EINVAL,
+                 lambda: AH(pd, attr=AHAttr(gr=GlobalRoute(
+                     dgid=ctx.query_gid(1, 1), sgid_index=1,
+                     flow_label=1 << 20), is_global=1, port_num=1)))
     check("the failed RTRs left the QP in INIT",
           qp_state(qp) == e.IBV_QPS_INIT, "state %d" % qp_state(qp))
 

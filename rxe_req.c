@@ -560,7 +560,14 @@ static struct sk_buff *rxe_req_lend(struct rxe_qp *qp,
 	struct sk_buff *skb;
 	int err;
 
-	if (wqe->is_inline || !rxe_net_may_lend(rxe, paylen))
+	/*
+	 * UD and UC complete a request once its packets are handed to the
+	 * netdev, which may hold them longer: the consumer may then write
+	 * the pages while they still wait to go. RC completes on the ACK,
+	 * after which a copy still waiting carries nothing the peer needs.
+	 */
+	if (rxe_qp_type(qp) != IB_QPT_RC || wqe->is_inline ||
+	    !rxe_net_may_lend(rxe, paylen))
 		return NULL;
 	skb = rxe_net_alloc_skb_lend(rxe, hdr_len);
 	if (!skb)

@@ -174,7 +174,7 @@ static int rxe_qp_alloc_qpn(struct rxe_dev *rxe, struct rxe_qp *qp)
 		qpn = 1;
 	} else {
 		err = xa_alloc_cyclic_bh(&rxe->qp_xa, &qpn, qp,
-					 XA_LIMIT(RXE_QPN_MIN, RXE_QPN_MAX),
+					 XA_LIMIT(RXE_QPN_MIN, RXE_QPN_LAST),
 					 &next, GFP_KERNEL);
 		if (err > 0)
 			err = 0;

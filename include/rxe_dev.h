@@ -37,9 +37,14 @@ enum rxe_dev_param {
 	RXE_VENDOR_ID		= 0xffffff,
 };
 
-/* QPNs 0 and 1 are the SMI and GSI QPs; ordinary QPs start above. */
+/*
+ * QPNs 0 and 1 are the SMI and GSI QPs; ordinary QPs start above. A QPN
+ * has 24 bits, and the last, 0xFFFFFF, is the multicast QPN, which no
+ * QP takes.
+ */
 #define RXE_QPN_MIN		16
 #define RXE_QPN_MAX		0xffffff
+#define RXE_QPN_LAST		(RXE_QPN_MAX - 1)
 
 /* The single P_Key of a RoCE port: the default, full membership. */
 #define RXE_DEFAULT_PKEY	0xffff

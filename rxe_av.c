@@ -36,7 +36,7 @@ int rxe_av_from_attr(struct rxe_dev *rxe, const struct rdma_ah_attr *attr,
 	if (sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 	/* 20 bits; more would spill into the IPv6 header's traffic class. */
-	if (grh->flow_label & ~RXE_FLOW_LABEL_MASK)
+	if (grh->flow_label & ~IB_GRH_FLOWLABEL_MASK)
 		return -EINVAL;
 
 	memset(path, 0, sizeof(*path));

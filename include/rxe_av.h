@@ -8,9 +8,6 @@
 
 #include "rxe_verbs.h"
 
-/* The bits of a flow label (IPv6, and the GRH's FlowLabel). */
-#define RXE_FLOW_LABEL_MASK	0xfffffU
-
 /* rxe_av.c APIs: */
 int rxe_av_from_attr(struct rxe_dev *rxe, const struct rdma_ah_attr *attr,
 		     struct rxe_path *path);

@@ -34,6 +34,7 @@ static const struct rdma_stat_desc rxe_counter_descs[RXE_CNT_NUM] = {
 	[RXE_CNT_DROP_PKEY]		= { .name = "drop_pkey_err" },
 	[RXE_CNT_DROP_QKEY]		= { .name = "drop_qkey_err" },
 	[RXE_CNT_DROP_QP_STATE]		= { .name = "drop_qp_state" },
+	[RXE_CNT_DROP_ADDR]		= { .name = "drop_addr_err" },
 	[RXE_CNT_DROP_NOMEM]		= { .name = "drop_nomem" },
 	[RXE_CNT_DROP_NO_WQE]		= { .name = "drop_no_recv_wqe" },
 	[RXE_CNT_RETRY_EARLY]		= { .name = "retry_early" },

@@ -383,6 +383,25 @@ drop_icrc:
 }
 
 /*
+ * Was the datagram sent to many hosts: a broadcast or multicast frame or
+ * IP address? The UDP layer hands those to our socket too. We join no
+ * multicast group, so no QP takes them: without this check a UD QP would
+ * take a datagram sent to the whole subnet.
+ */
+static bool rxe_net_to_many(const struct sk_buff *skb)
+{
+	const struct rtable *rt;
+
+	if (skb->pkt_type != PACKET_HOST)
+		return true;
+	if (ip_hdr(skb)->version == 6)
+		return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	rt = skb_rtable(skb);
+	return ipv4_is_multicast(ip_hdr(skb)->daddr) ||
+	       (rt && (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)));
+}
+
+/*
  * udp_tunnel encap_rcv: a datagram for UDP port 4791. The data starts at
  * the UDP header, which the UDP layer has checked, with its checksum.
  */
@@ -392,7 +411,9 @@ static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 
 	rcu_read_lock();
 	rxe = rxe_net_dev_rcu(skb->dev);
-	if (rxe) {
+	if (rxe && unlikely(rxe_net_to_many(skb))) {
+		rxe_net_drop(rxe, skb, RXE_CNT_DROP_ADDR);
+	} else if (rxe) {
 		__skb_pull(skb, sizeof(struct udphdr));
 		rxe_net_rcv(rxe, skb, false);
 	} else {

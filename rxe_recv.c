@@ -2,9 +2,10 @@
 /*
  * Receive demultiplexing. A packet whose headers passed the checks at the
  * door (rxe_net.c) is matched to its QP here: the QP must exist, carry the
- * packet's transport, be in a state that takes packets, and hold the
- * packet's P_Key and, for datagrams, its Q_Key. Requests then queue for
- * the QP's responder, responses for its completer.
+ * packet's transport, hold the packet's P_Key and, for datagrams, its
+ * Q_Key, be in a state that takes packets and, when connected, be the
+ * QP the packet's addresses say it is for. Requests then queue for the
+ * QP's responder, responses for its completer.
  *
  * The lookup and the enqueue happen under one RCU read-side section, and
  * QP destroy waits for a grace period after unpublishing the QP before it
@@ -12,6 +13,8 @@
  * no reference of its own.
  */
 
+#include <net/ip.h>
+#include <net/ipv6.h>
 #include <rdma/ib_mad.h>
 
 #include "rxe_recv.h"
@@ -76,6 +79,37 @@ static bool rxe_recv_state_ok(const struct rxe_qp *qp, bool request)
 	}
 }
 
+/*
+ * A connected QP takes packets from its peer only: sent from the address
+ * its path sends to, to the address it sends from (RoCEv2's GIDs are the
+ * IP addresses; the path keeps an IPv4 one v4-mapped). Without this, any
+ * host that guessed a QPN and a PSN in the window could put requests or
+ * forged ACKs into a connection.
+ *
+ * Called only in a state past INIT, whose transition published the path
+ * (the acquire in rxe_qp_state()). The path changes again only from SQD
+ * to SQD, with no lock taken here: a packet racing such a change may be
+ * dropped, and is then sent again, as if lost.
+ */
+static bool rxe_recv_addr_ok(const struct rxe_qp *qp,
+			     const struct sk_buff *skb)
+{
+	const struct rxe_path *path = &qp->path;
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+
+	if (ip_hdr(skb)->version == 4) {
+		iph = ip_hdr(skb);
+		return path->network_type == RDMA_NETWORK_IPV4 &&
+		       iph->saddr == path->daddr.s6_addr32[3] &&
+		       iph->daddr == path->saddr.s6_addr32[3];
+	}
+	ip6h = ipv6_hdr(skb);
+	return path->network_type == RDMA_NETWORK_IPV6 &&
+	       ipv6_addr_equal(&ip6h->saddr, &path->daddr) &&
+	       ipv6_addr_equal(&ip6h->daddr, &path->saddr);
+}
+
 /**
  * rxe_recv_dispatch() - deliver a checked packet to its QP
  * @rxe: the receiving device
@@ -110,6 +144,8 @@ void rxe_recv_dispatch(struct rxe_dev *rxe, struct sk_buff *skb)
 		goto drop_qkey;
 	if (!rxe_recv_state_ok(qp, request))
 		goto drop_state;
+	if (!rxe_qp_is_ud(qp) && !rxe_recv_addr_ok(qp, skb))
+		goto drop_addr;
 
 	pkt->qp = qp;
 	q = request ? &qp->req_q : &qp->rsp_q;
@@ -134,6 +170,9 @@ drop_qkey:
 	return;
 drop_state:
 	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_QP_STATE);
+	return;
+drop_addr:
+	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_ADDR);
 	return;
 drop_nomem:
 	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_NOMEM);

@@ -42,6 +42,10 @@
  * @RXE_CNT_DROP_QKEY: packets dropped for a Q_Key mismatch
  * @RXE_CNT_DROP_QP_STATE: packets dropped because the QP does not take
  *	packets in its state
+ * @RXE_CNT_DROP_ADDR: packets dropped for their IP addresses: a datagram
+ *	sent to a broadcast or multicast address (there are no multicast
+ *	groups), or an RC or UC packet not from its QP's peer to its QP's own
+ *	address
  * @RXE_CNT_DROP_NOMEM: packets not sent or dropped for want of memory
  * @RXE_CNT_DROP_NO_WQE: UD and UC messages dropped for want of a receive WQE
  * @RXE_CNT_RETRY_EARLY: retransmissions after the measured round-trip
@@ -98,6 +102,7 @@ enum rxe_counter {
 	RXE_CNT_DROP_PKEY,
 	RXE_CNT_DROP_QKEY,
 	RXE_CNT_DROP_QP_STATE,
+	RXE_CNT_DROP_ADDR,
 	RXE_CNT_DROP_NOMEM,
 	RXE_CNT_DROP_NO_WQE,
 	RXE_CNT_RETRY_EARLY,

@@ -82,6 +82,7 @@ TRACE_EVENT(rxe_pkt_drop,
 				   { RXE_CNT_DROP_PKEY, "pkey" },
 				   { RXE_CNT_DROP_QKEY, "qkey" },
 				   { RXE_CNT_DROP_QP_STATE, "qp_state" },
+				   { RXE_CNT_DROP_ADDR, "addr" },
 				   { RXE_CNT_DROP_NOMEM, "nomem" },
 				   { RXE_CNT_RCVD_CNP, "cnp" }))
 );

@@ -74,7 +74,7 @@ def finish():
 
 DROPS = ["drop_icrc_err", "drop_malformed", "drop_bad_opcode",
          "drop_unknown_qpn", "drop_pkey_err", "drop_qkey_err",
-         "drop_qp_state", "drop_nomem", "drop_no_recv_wqe"]
+         "drop_qp_state", "drop_nomem", "drop_no_recv_wqe", "drop_addr_err"]
 GSI_QKEY = 0x80010000
 DEAD_QPN = 0x7F0001         # a QPN nobody has on the attacker's side
 LIVE_PSN = 0xFFFFFE         # the attacker's first PSN: crosses the wrap
@@ -670,6 +670,59 @@ class Attacker:
                                b"\0" * 16)],
                    {"rcvd_pkts": 1, "rcvd_cnp": 1})
 
+    def addresses(self):
+        """A connected QP takes packets from its peer's address to its own
+        only; a datagram sent to a broadcast or multicast address reaches
+        no QP (ours joins no multicast group). Without these checks any
+        host could inject into a connection whose QPN and PSN it guessed."""
+        q, OP = self.qpn, roce.OP
+        live, nxt = q["live"], self.next_psn
+        a, b, c, _ = self.peer4.split(".")
+        spoof4 = "%s.%s.%s.%d" % (a, b, c, 200)
+        bcast4 = "%s.%s.%s.255" % (a, b, c)
+        off = WRITE_OFF + 3072
+        before = self.ask("read", off=off, len=64)["data"]
+
+        def from_(src, dst, body, mac=None):
+            return roce.ether(mac or self.peer_mac, self.raw.mac,
+                              roce.roce(src, dst, body, sport=0xD000))
+
+        write = roce.bth(OP["RC RDMA_WRITE_ONLY"], live, nxt, ack=1) + \
+            roce.reth(self.addr + off, self.rkey, 64) + b"spoofed!" * 8
+        frames = [
+            from_(spoof4, self.peer4, self.send_only(live, nxt)),
+            from_(spoof4, self.peer4, write),
+            # The right host, the other family: not the path's address.
+            from_(self.me6, self.peer6, write),
+            from_(spoof4, self.peer4,
+                  roce.bth(OP["RC ACKNOWLEDGE"], live, TARGET_PSN + 1) +
+                  roce.aeth(roce.NAK_ACC, 5)),
+            from_(spoof4, self.peer4,
+                  roce.bth(OP["UC SEND_ONLY"], q["uc"], 0) + b"uc-spoof"),
+        ]
+        self.phase("requests and a NAK to the live and UC QPs from another "
+                   "IPv4 address, and a WRITE from the peer's IPv6 address",
+                   frames, {"rcvd_pkts": 5, "drop_addr_err": 5})
+        ud = self.ud_send(q["ud"], self.P.QKEY, b"to-many!")
+        many = [
+            from_(self.me4, self.peer4, ud, mac="ff:ff:ff:ff:ff:ff"),
+            from_(self.me4, "255.255.255.255", ud, mac="ff:ff:ff:ff:ff:ff"),
+            from_(self.me4, bcast4, ud),
+            from_(self.me6, "ff02::1", ud, mac="33:33:00:00:00:01"),
+        ]
+        self.phase("a datagram to the UD QP in a broadcast frame, to the "
+                   "IPv4 broadcast addresses (limited and %s), to IPv6 "
+                   "all-nodes" % bcast4, many, {"drop_addr_err": 4})
+        if not self.ours:
+            return
+        w = self.ask("poll", n=16, timeout=1)["wcs"]
+        check("no QP completed a spoofed or broadcast packet", not w, w)
+        check("the spoofed WRITEs did not land",
+              self.ask("read", off=off, len=64)["data"] == before)
+        st = self.ask("state")["state"]
+        check("the live and UC QPs are still RTS after the spoofed NAK",
+              [st["live"], st["uc"]] == ["RTS"] * 2, st)
+
     def masked(self):
         """Fields routers rewrite are outside the ICRC: a datagram with
         odd TTL, DSCP/ECN, flow label, FECN/BECN must still arrive."""
@@ -1101,10 +1154,13 @@ class Attacker:
             return "drop_malformed"
         return None if icrc_ok else "drop_icrc_err"
 
-    def predict_demux(self, r, states):
+    def predict_demux(self, r, states, v6):
         """The counter that drops a packet past the door (rxe_recv.c: CNP,
-        QP, transport, P_Key, Q_Key, state), None when a QP takes it, "?"
-        when that depends on the state of a QP the fuzzer may change."""
+        QP, transport, P_Key, Q_Key, state, addresses), None when a QP
+        takes it, "?" when that depends on the state of a QP the fuzzer
+        may change, "addr?" when the state decides between drop_qp_state
+        and drop_addr_err. Every connected QP's path is IPv4: v6 packets
+        come from no peer of theirs."""
         op = r[0]
         if op == 0x81:
             return "rcvd_cnp"
@@ -1125,6 +1181,8 @@ class Attacker:
         if state in ("RESET", "INIT", "ERR") or \
                 (state == "RTR" and response):
             return "drop_qp_state"
+        if v6 and transport != "UD":
+            return "addr?" if state == "?" else "drop_addr_err"
         # A request a QP takes (FLUSH and ATOMIC WRITE too) may execute,
         # NAK or put it in ERR: its QP is one whose state is "?".
         return "?" if state == "?" else None
@@ -1210,6 +1268,7 @@ class Attacker:
         info("fuzz: seed %d, %d packets, targets %s" %
              (self.seed, self.nfuzz, sorted(targets, key=lambda t: t[1])))
         want, frames, ambiguous, door_op = {"rcvd_pkts": 0}, [], 0, 0
+        either = 0      # drop_qp_state or drop_addr_err, by the state
         for i in range(self.nfuzz):
             data, good = self.fuzz_one(rng, targets)
             v6 = i % 4 == 3
@@ -1228,13 +1287,16 @@ class Attacker:
             door_op += k == "drop_bad_opcode"
             if k is None:
                 want["rcvd_pkts"] += 1
-                k = self.predict_demux(data, states)
+                k = self.predict_demux(data, states, v6)
             if k == "?":
                 ambiguous += 1
+            elif k == "addr?":
+                either += 1
             elif k:
                 want[k] = want.get(k, 0) + 1
-        info("fuzz: predicted %s, %d to QPs whose state may change" %
-             (sorted(want.items()), ambiguous))
+        info("fuzz: predicted %s, %d to QPs whose state may change, %d "
+             "more over IPv6 to them" % (sorted(want.items()), ambiguous,
+                                          either))
         self.raw.drain()
         hw0, udp0 = self.counters()
         t0 = time.time()
@@ -1265,10 +1327,15 @@ class Attacker:
                  if delta.get(k, 0) != want.get(k, 0)}
         check("fuzz: each counter moved as the checks predict", not wrong,
               "(got, want): %s" % wrong)
-        lo = want.get("drop_qp_state", 0)
-        qs = delta.get("drop_qp_state", 0) + delta.get("drop_nomem", 0)
-        check("fuzz: drop_qp_state (+ drop_nomem) between %d and %d" %
-              (lo, lo + ambiguous), lo <= qs <= lo + ambiguous, qs)
+        lo = want.get("drop_addr_err", 0)
+        ad = delta.get("drop_addr_err", 0)
+        check("fuzz: drop_addr_err between %d and %d" % (lo, lo + either),
+              lo <= ad <= lo + either, ad)
+        lo = want.get("drop_qp_state", 0) + want.get("drop_addr_err", 0) + \
+            either
+        qs = delta.get("drop_qp_state", 0) + delta.get("drop_nomem", 0) + ad
+        check("fuzz: drop_qp_state (+ drop_nomem) + drop_addr_err between %d "
+              "and %d" % (lo, lo + ambiguous), lo <= qs <= lo + ambiguous, qs)
 
     def bad_icrc_flood(self):
         """Valid-looking packets with wrong ICRCs at the live QP: every
@@ -1917,6 +1984,7 @@ class Attacker:
         self.quiet_tail()
         self.door()
         self.demux()
+        self.addresses()
         self.masked()
         self.live_hostile()
         self.victims()

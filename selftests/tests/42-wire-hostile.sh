@@ -7,7 +7,9 @@
 # never reaches its driver) at guest b's QPs (selftests/py/hostile.py):
 # bad ICRCs, unknown opcodes, truncated packets, bad pad and payload,
 # wrong header versions, unknown QPNs, wrong P_Keys and Q_Keys, QPs in
-# RESET/INIT/RTR, transport mismatches, CNPs; changed fields the ICRC does
+# RESET/INIT/RTR, transport mismatches, CNPs; requests and a NAK to
+# connected QPs from an address not their peer's, datagrams to broadcast
+# and multicast addresses; changed fields the ICRC does
 # not cover; duplicate, replayed and out-of-sequence requests and
 # unsolicited responses to a live RC connection (ours keeps the
 # out-of-sequence ones for a gap that never fills: they must expire

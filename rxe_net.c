@@ -324,8 +324,10 @@ static void rxe_net_rcv(struct rxe_dev *rxe, struct sk_buff *skb,
 	unsigned int tail;
 	__le32 icrc, *picrc;
 
-	if (!pskb_may_pull(skb, sizeof(*bth)))
+	if (skb->len < sizeof(*bth))
 		goto drop_malformed;
+	if (!pskb_may_pull(skb, sizeof(*bth)))
+		goto drop_nomem;
 	bth = (const struct rxe_bth *)skb->data;
 
 	info = &rxe_opcode[bth->opcode];
@@ -333,8 +335,10 @@ static void rxe_net_rcv(struct rxe_dev *rxe, struct sk_buff *skb,
 		goto drop_opcode;
 	if (bth_tver(bth) != RXE_BTH_TVER)
 		goto drop_malformed;
-	if (!pskb_may_pull(skb, info->length))
+	if (skb->len < info->length)
 		goto drop_malformed;
+	if (!pskb_may_pull(skb, info->length))
+		goto drop_nomem;
 	bth = (const struct rxe_bth *)skb->data;
 
 	tail = bth_pad(bth) + RXE_ICRC_SIZE;
@@ -380,6 +384,10 @@ drop_opcode:
 	return;
 drop_icrc:
 	rxe_net_drop(rxe, skb, RXE_CNT_DROP_ICRC);
+	return;
+drop_nomem:
+	/* The headers are there, in pages we could not pull them from. */
+	rxe_net_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
 }
 
 /*

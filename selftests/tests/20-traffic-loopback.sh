@@ -8,7 +8,6 @@
 #
 # guests: 1
 # timeout: 420
-# kernels: all
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"

@@ -404,9 +404,10 @@ static bool rxe_net_to_many(const struct sk_buff *skb)
 		return true;
 	if (ip_hdr(skb)->version == 6)
 		return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	/* The route knows the subnets' broadcast addresses. */
 	rt = skb_rtable(skb);
 	return ipv4_is_multicast(ip_hdr(skb)->daddr) ||
-	       (rt && (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)));
+	       (rt && (rt->rt_flags & RTCF_BROADCAST));
 }
 
 /*
@@ -419,13 +420,14 @@ static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 
 	rcu_read_lock();
 	rxe = rxe_net_dev_rcu(skb->dev);
-	if (rxe && unlikely(rxe_net_to_many(skb))) {
-		rxe_net_drop(rxe, skb, RXE_CNT_DROP_ADDR);
-	} else if (rxe) {
-		__skb_pull(skb, sizeof(struct udphdr));
-		rxe_net_rcv(rxe, skb, false);
-	} else {
+	if (!rxe) {
 		kfree_skb(skb);
+	} else {
+		__skb_pull(skb, sizeof(struct udphdr));
+		if (unlikely(rxe_net_to_many(skb)))
+			rxe_net_drop(rxe, skb, RXE_CNT_DROP_ADDR);
+		else
+			rxe_net_rcv(rxe, skb, false);
 	}
 	rcu_read_unlock();
 	return 0;

@@ -84,12 +84,13 @@ static bool rxe_recv_state_ok(const struct rxe_qp *qp, bool request)
  * its path sends to, to the address it sends from (RoCEv2's GIDs are the
  * IP addresses; the path keeps an IPv4 one v4-mapped). Without this, any
  * host that guessed a QPN and a PSN in the window could put requests or
- * forged ACKs into a connection.
+ * forged ACKs into a connection without even forging the peer's address.
  *
  * Called only in a state past INIT, whose transition published the path
  * (the acquire in rxe_qp_state()). The path changes again only from SQD
  * to SQD, with no lock taken here: a packet racing such a change may be
- * dropped, and is then sent again, as if lost.
+ * dropped, and is then sent again as if lost, or taken on a mix of the
+ * old and the new addresses.
  */
 static bool rxe_recv_addr_ok(const struct rxe_qp *qp,
 			     const struct sk_buff *skb)

@@ -52,8 +52,12 @@ ktest_pair b ktail 4 "unsignaled WRITEs, one call each, then quiet: every byte a
 	ops=tail count=4 size=2048 tail_ms=300
 if [ -n "$counted" ]; then
 	sol=$(( $(counter ack_solicited) - sol0 ))
-	check "4 quiet tails: the last packet went again to ask in 1 to 4 of them (ack_solicited +$sol)" \
-		test "$sol" -ge 1 -a "$sol" -le 4
+	# Once per tail at most, unless this guest stalls in the middle of
+	# posting one, after the first WRITE's ACK: the timer then asks for
+	# the part posted so far, and again at the end. Test 42 counts one
+	# solicit exactly, on a wire whose timing is its own.
+	check "4 quiet tails: the last packet went again to ask in 1 to 4 of them, or twice in some (ack_solicited +$sol, 1 to 8)" \
+		test "$sol" -ge 1 -a "$sol" -le 8
 fi
 
 # The server disappears in the middle of a run: its rmmod must work at

@@ -1913,9 +1913,9 @@ class Attacker:
         alone, asking (ack_solicited), not the tail from its start.
 
         A round in which the retry timer went back before our ACK came
-        (a guest slower than its 20 ms) shows no quiet tail, or the
-        first WRITE again after it; it is ACKed and the next round tries
-        again, up to four."""
+        (a guest slower than the round trip timed by a first WRITE)
+        shows no quiet tail, or the first WRITE again after it; it is
+        ACKed and the next round tries again, up to four."""
         if not self.ours:
             return
         q, OP = self.qpn["tl"], roce.OP
@@ -1933,6 +1933,16 @@ class Attacker:
                 self.inject([self.ack(q, max(p for p, _ in late), 0x1F)],
                             pace=0)
             return late
+
+        # One WRITE, ACKed: the target times a round trip with this
+        # guest in it, and its retry timer starts from that, not from
+        # 20 ms, which a slow host might not beat.
+        self.raw.drain()
+        self.ctl.send(msg="tail", qp="tl", n=1, va=va, rkey=rkey)
+        got = [p.psn for p in self.replies(timeout=3, count=1, want=write)]
+        self.ctl.expect("tail")
+        if got:
+            acked_all(got[0])
 
         seen = []
         for _ in range(4):

@@ -41,18 +41,7 @@ from os.path import dirname
 sys.path.insert(0, dirname(__file__))
 
 import roce  # noqa: E402
-
-_fails = []
-
-
-def check(name, cond, why=""):
-    if cond:
-        print("ok - " + name)
-    else:
-        print("not ok - %s%s" % (name, ": " + str(why) if why else ""))
-        _fails.append(name)
-    sys.stdout.flush()
-    return cond
+from tap import check, finish  # noqa: E402
 
 
 def aeths(pkts):
@@ -63,13 +52,6 @@ def aeths(pkts):
 def info(text):
     print("# " + text)
     sys.stdout.flush()
-
-
-def finish():
-    print("# %d failed" % len(_fails))
-    for name in _fails:
-        print("#   failed: " + name)
-    sys.exit(1 if _fails else 0)
 
 
 DROPS = ["drop_icrc_err", "drop_malformed", "drop_bad_opcode",

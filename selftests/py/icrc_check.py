@@ -18,18 +18,7 @@ from os.path import dirname
 sys.path.insert(0, dirname(__file__))
 
 import roce  # noqa: E402
-
-_fails = []
-
-
-def check(name, cond, why=""):
-    if cond:
-        print("ok - " + name)
-    else:
-        print("not ok - %s%s" % (name, ": " + why if why else ""))
-        _fails.append(name)
-    sys.stdout.flush()
-    return cond
+from tap import check, finish  # noqa: E402
 
 
 def masked_offsets(ip):
@@ -157,8 +146,7 @@ def main():
     except ImportError as ex:
         check("scapy is there for a second opinion", False, str(ex))
 
-    print("# %d failed" % len(_fails))
-    sys.exit(1 if _fails else 0)
+    finish()
 
 
 if __name__ == "__main__":

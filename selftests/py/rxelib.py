@@ -5,7 +5,6 @@ device connected to each other over the device's own GID."""
 import errno
 import os
 import select
-import sys
 import time
 
 import pyverbs.enums as e
@@ -17,6 +16,7 @@ from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR, SendWR
+from tap import check, finish
 
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
            "connect_rc", "to_rts", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
@@ -26,18 +26,6 @@ __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
 
-_fails = []
-
-
-def check(name, cond, why=""):
-    """Report one check: 'ok - name' or 'not ok - name: why'."""
-    if cond:
-        print("ok - " + name)
-    else:
-        print("not ok - %s: %s" % (name, why))
-        _fails.append(name)
-    sys.stdout.flush()
-    return cond
 
 
 def expect_errno(name, err, fn):
@@ -48,14 +36,6 @@ def expect_errno(name, err, fn):
         return check(name, ex.error_code == err,
                      "errno %d, want %d" % (ex.error_code, err))
     return check(name, False, "the call succeeded")
-
-
-def finish():
-    """Summary and exit status."""
-    print("# %d failed" % len(_fails))
-    for name in _fails:
-        print("#   failed: " + name)
-    sys.exit(1 if _fails else 0)
 
 
 def status_name(wc):

@@ -17,18 +17,7 @@ from os.path import dirname
 sys.path.insert(0, dirname(__file__))
 
 import roce  # noqa: E402
-
-_fails = []
-
-
-def check(name, cond, why=""):
-    if cond:
-        print("ok - " + name)
-    else:
-        print("not ok - %s%s" % (name, ": " + why if why else ""))
-        _fails.append(name)
-    sys.stdout.flush()
-    return cond
+from tap import check, finish  # noqa: E402
 
 
 def vid(frame):
@@ -73,8 +62,7 @@ def main():
             for p in v6 if not p.udp6_ok]
     check("every IPv6 UDP checksum adds up (%d frames)" % len(v6), not bad6,
           "%d wrong: %s" % (len(bad6), "; ".join(bad6[:8])))
-    print("# %d failed" % len(_fails))
-    sys.exit(1 if _fails else 0)
+    finish()
 
 
 if __name__ == "__main__":

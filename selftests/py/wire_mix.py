@@ -25,25 +25,7 @@ from os.path import dirname
 sys.path.insert(0, dirname(__file__))
 
 import roce  # noqa: E402
-
-_fails = []
-
-
-def check(name, cond, why=""):
-    if cond:
-        print("ok - " + name)
-    else:
-        print("not ok - %s%s" % (name, ": " + why if why else ""))
-        _fails.append(name)
-    sys.stdout.flush()
-    return cond
-
-
-def finish():
-    print("# %d failed" % len(_fails))
-    for name in _fails:
-        print("#   failed: " + name)
-    sys.exit(1 if _fails else 0)
+from tap import check, finish  # noqa: E402
 
 
 # name, transport, IP version, traffic class, client's first send PSN.

@@ -363,11 +363,15 @@ class Attacker:
         c = self.ask("counters")
         return c["hw"], c["udp"]
 
-    def frame(self, transport, v6=False, **kw):
-        src, dst = (self.me6, self.peer6) if v6 else (self.me4, self.peer4)
+    def frame(self, transport, v6=False, src=None, dst=None, mac=None,
+              **kw):
+        """An Ethernet frame to the target's MAC (or mac) carrying the
+        RoCEv2 bytes transport, from our address to the target's, IPv4
+        or v6 (or src to dst)."""
+        me, peer = (self.me6, self.peer6) if v6 else (self.me4, self.peer4)
         kw.setdefault("sport", 0xD000)
-        return roce.ether(self.peer_mac, self.raw.mac,
-                          roce.roce(src, dst, transport, **kw))
+        return roce.ether(mac or self.peer_mac, self.raw.mac,
+                          roce.roce(src or me, dst or peer, transport, **kw))
 
     def inject(self, frames, pace=16):
         for i, fr in enumerate(frames):
@@ -665,22 +669,17 @@ class Attacker:
         off = WRITE_OFF + 3072
         before = self.ask("read", off=off, len=64)["data"]
 
-        def from_(src, dst, body, mac=None):
-            return roce.ether(mac or self.peer_mac, self.raw.mac,
-                              roce.roce(src, dst, body, sport=0xD000))
-
         write = roce.bth(OP["RC RDMA_WRITE_ONLY"], live, nxt, ack=1) + \
             roce.reth(self.addr + off, self.rkey, 64) + b"spoofed!" * 8
         frames = [
-            from_(spoof4, self.peer4, self.send_only(live, nxt)),
-            from_(spoof4, self.peer4, write),
+            self.frame(self.send_only(live, nxt), src=spoof4),
+            self.frame(write, src=spoof4),
             # The right host, the other family: not the path's address.
-            from_(self.me6, self.peer6, write),
-            from_(spoof4, self.peer4,
-                  roce.bth(OP["RC ACKNOWLEDGE"], live, TARGET_PSN + 1) +
-                  roce.aeth(roce.NAK_ACC, 5)),
-            from_(spoof4, self.peer4,
-                  roce.bth(OP["UC SEND_ONLY"], q["uc"], 0) + b"uc-spoof"),
+            self.frame(write, v6=True),
+            self.frame(roce.bth(OP["RC ACKNOWLEDGE"], live, TARGET_PSN + 1) +
+                       roce.aeth(roce.NAK_ACC, 5), src=spoof4),
+            self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 0) + b"uc-spoof",
+                       src=spoof4),
         ]
         # The NAK is for no PSN in flight: only the counters judge it.
         self.phase("requests and a NAK to the live and UC QPs from another "
@@ -690,12 +689,12 @@ class Attacker:
         # Each of the driver's tests in turn: the frame's type, then the
         # IP address (in frames to the target's own MAC).
         many = [
-            from_(self.me4, self.peer4, ud, mac="ff:ff:ff:ff:ff:ff"),
-            from_(self.me4, "255.255.255.255", ud, mac="ff:ff:ff:ff:ff:ff"),
-            from_(self.me6, "ff02::1", ud, mac="33:33:00:00:00:01"),
-            from_(self.me4, bcast4, ud),
-            from_(self.me4, "224.0.0.1", ud),
-            from_(self.me6, "ff02::1", ud),
+            self.frame(ud, mac="ff:ff:ff:ff:ff:ff"),
+            self.frame(ud, dst="255.255.255.255", mac="ff:ff:ff:ff:ff:ff"),
+            self.frame(ud, v6=True, dst="ff02::1", mac="33:33:00:00:00:01"),
+            self.frame(ud, dst=bcast4),
+            self.frame(ud, dst="224.0.0.1"),
+            self.frame(ud, v6=True, dst="ff02::1"),
         ]
         self.phase("a datagram to the UD QP in broadcast and multicast "
                    "frames, and in frames to the target to %s, 224.0.0.1 "

@@ -33,7 +33,7 @@ if [ "$NGUESTS" = 1 ]; then
 
 	info "rping over loopback: server and client on $MY_IP"
 	bg rping rping -s -a "$MY_IP" -v -C 5
-	sleep 2
+	show wait_cm_listen 7174
 	show rping -c -a "$MY_IP" -v -C 5
 	info "rping server:"
 	show bg_wait rping
@@ -45,7 +45,7 @@ elif [ "$GUEST" = b ]; then
 	show bg_wait write_bw
 	info "rping server on $MY_IP"
 	bg rping rping -s -a "$MY_IP" -v -C 5
-	sleep 2
+	show wait_cm_listen 7174
 	show barrier rping
 	show bg_wait rping
 else

@@ -251,6 +251,22 @@ wait_listen() {
 	return 1
 }
 
+# wait_cm_listen PORT [TIMEOUT]: wait until an rdma_cm id listens on PORT
+# (rping's 7174, perftest -R's 18515), which no TCP socket shows.
+wait_cm_listen() {
+	local port=$1 t=$((${2:-30} * 10))
+
+	while [ "$t" -gt 0 ]; do
+		rdma res show cm_id | grep -q "state LISTEN .*src-addr [^ ]*:$port " &&
+			return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	echo "no rdma_cm id listens on port $port; the rdma_cm ids:"
+	rdma res show cm_id
+	return 1
+}
+
 # make_pattern FILE MIB KEY: MIB MiB of AES-128-CTR of zeros under KEY, so
 # that both guests can compute it and no two blocks are alike (the kernel
 # consumer tests' payloads).

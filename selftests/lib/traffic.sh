@@ -8,7 +8,7 @@
 #   pair WHAT REGEX [--cm] CMD ARGS...
 #       the server runs CMD ARGS, the client CMD ARGS <server IP>; both must
 #       succeed and print a line matching REGEX. --cm: the tool rendezvous
-#       over rdma_cm, not TCP port 18515, so the client waits a moment.
+#       over rdma_cm, not TCP port 18515: the client waits for its listen.
 #   SERVER=b pair ...      the same with the roles swapped
 #   SERVER_IP6=1 pair ...  the client uses the server's IPv6 address
 #   SERVER_RE=RE pair ...  the server's output must match RE instead (empty:
@@ -79,7 +79,7 @@ pair() {
 	if [ "$NGUESTS" = 1 ]; then
 		ip=$(_server_ip 0)
 		bg "srv$_pairn" "$@"
-		if [ "$cm" = 0 ]; then wait_listen 18515 >/dev/null || true; else sleep 2; fi
+		if [ "$cm" = 0 ]; then wait_listen 18515; else wait_cm_listen 18515; fi >/dev/null || true
 		check_match "$what (client)" "$re" "$@" "$ip"
 		_server_check "$what (server)" "$re" bg_wait "srv$_pairn"
 		return 0
@@ -91,7 +91,7 @@ pair() {
 	fi
 	if [ "$GUEST" = "$server" ]; then
 		bg "srv$_pairn" "$@"
-		if [ "$cm" = 0 ]; then wait_listen 18515 >/dev/null || true; else sleep 2; fi
+		if [ "$cm" = 0 ]; then wait_listen 18515; else wait_cm_listen 18515; fi >/dev/null || true
 		barrier "pair$_pairn-listen" || true
 		_server_check "$what (server)" "$re" bg_wait "srv$_pairn"
 	else
@@ -148,7 +148,7 @@ rping_pair() {
 	fi
 	if [ "$NGUESTS" = 1 ]; then
 		bg "rping$_pairn" rping -s -a "$ip" -v -C "$count" "$@"
-		sleep 1
+		wait_cm_listen 7174 >/dev/null || true
 		check_match "$what (client)" "rdma-ping-$((count - 1)):" rping -c -a "$ip" -v -C "$count" "$@"
 		check_match "$what (server)" "rdma-ping-$((count - 1)):" bg_wait "rping$_pairn"
 		return 0
@@ -157,7 +157,7 @@ rping_pair() {
 	if [ "$GUEST" = "$server" ]; then
 		[ -z "${RPING_LOSSY:-}" ] || tmo=40
 		CHECK_TIMEOUT=$tmo bg "rping$_pairn" rping -s -a "$ip" -v -C "$count" "$@"
-		sleep 1
+		wait_cm_listen 7174 >/dev/null || true
 		barrier "pair$_pairn-listen" || true
 		check_match "$what (server)" "rdma-ping-$((count - 1)):" _rping_server_wait "rping$_pairn"
 	else

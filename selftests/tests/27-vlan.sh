@@ -82,7 +82,7 @@ check "barrier: traffic done" barrier traffic
 # rdma_cm to this guest's own VLAN address: looped back inside the
 # driver, the packets must still say they came through the VLAN.
 bg rping-self rping -s -a "$V4_MY" -C 5 -V -S 4000 -v
-sleep 2
+wait_cm_listen 7174 >/dev/null || true
 check "rping -V to its own address on eth0.100 (looped back)" \
 	rping -c -a "$V4_MY" -C 5 -V -S 4000 -v
 check "rping server on its own address on eth0.100" bg_wait rping-self

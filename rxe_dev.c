@@ -16,6 +16,7 @@
 
 #include "rxe_dev.h"
 #include "rxe_counters.h"
+#include "rxe_mcast.h"
 #include "rxe_verbs_ops.h"
 
 /*
@@ -163,9 +164,9 @@ static void rxe_dev_init_attr(struct rxe_dev *rxe)
 	attr->max_res_rd_atom = RXE_MAX_QP * RXE_MAX_QP_RD_ATOM;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
-	attr->max_mcast_grp = 0;
-	attr->max_mcast_qp_attach = 0;
-	attr->max_total_mcast_qp_attach = 0;
+	attr->max_mcast_grp = RXE_MAX_MCG;
+	attr->max_mcast_qp_attach = RXE_MCG_QPS;
+	attr->max_total_mcast_qp_attach = RXE_MAX_MCG * RXE_MCG_QPS;
 	attr->max_ah = RXE_MAX_AH;
 	attr->max_srq = RXE_MAX_SRQ;
 	attr->max_srq_wr = RXE_MAX_SRQ_WR;
@@ -232,6 +233,10 @@ void rxe_dev_dealloc(struct ib_device *ibdev)
 	n = atomic_read(&rxe->held_pkts);
 	if (n)
 		ibdev_err(ibdev, "%d packets still counted as held\n", n);
+	/* Every QP detached from its groups when it was destroyed. */
+	if (rxe->nmcg)
+		ibdev_err(ibdev, "%u multicast groups leaked\n", rxe->nmcg);
+	mutex_destroy(&rxe->mcg_mutex);
 
 	xa_destroy(&rxe->qp_xa);
 	xa_destroy(&rxe->key_xa);
@@ -269,6 +274,8 @@ static int rxe_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe->ndev = ndev;
 	netdev_hold(ndev, &rxe->ndev_tracker, GFP_KERNEL);
 	INIT_LIST_HEAD(&rxe->node);
+	INIT_LIST_HEAD(&rxe->mcg_list);
+	mutex_init(&rxe->mcg_mutex);
 	xa_init_flags(&rxe->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&rxe->key_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rxe->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);

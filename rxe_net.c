@@ -27,6 +27,7 @@
 #include "rxe_opcode.h"
 #include "rxe_pkt.h"
 #include "rxe_recv.h"
+#include "rxe_mcast.h"
 #include "rxe_counters.h"
 #include "rxe_trace.h"
 
@@ -391,23 +392,40 @@ drop_nomem:
 }
 
 /*
- * Was the datagram sent to many hosts: a broadcast or multicast frame or
- * IP address? The UDP layer hands those to our socket too. We join no
- * multicast group, so no QP takes them: without this check a UD QP would
- * take a datagram sent to the whole subnet.
+ * Was the datagram sent to many hosts, and not to a multicast group of
+ * ours? The UDP layer hands datagrams sent to a broadcast or multicast
+ * frame or IP address to our socket too. Of those, only the ones sent to
+ * a group a QP is attached to (rxe_mcast.c) are for us: in a multicast
+ * frame, in a frame to this host alone (a bridge or access point may
+ * turn multicast into unicast), or looped back from this host's own send
+ * to the group. Without this check a UD QP would take a datagram sent to
+ * the whole subnet.
  */
-static bool rxe_net_to_many(const struct sk_buff *skb)
+static bool rxe_net_to_many(struct rxe_dev *rxe, const struct sk_buff *skb)
 {
+	bool group = ip_hdr(skb)->version == 6 ?
+		     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) :
+		     ipv4_is_multicast(ip_hdr(skb)->daddr);
 	const struct rtable *rt;
 
-	if (skb->pkt_type != PACKET_HOST)
+	switch (skb->pkt_type) {
+	case PACKET_HOST:
+		if (group)
+			break;
+		if (ip_hdr(skb)->version == 6)
+			return false;
+		/* The route knows the subnets' broadcast addresses. */
+		rt = skb_rtable(skb);
+		return rt && (rt->rt_flags & RTCF_BROADCAST);
+	case PACKET_MULTICAST:
+	case PACKET_LOOPBACK:
+		if (!group)
+			return true;
+		break;
+	default:
 		return true;
-	if (ip_hdr(skb)->version == 6)
-		return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
-	/* The route knows the subnets' broadcast addresses. */
-	rt = skb_rtable(skb);
-	return ipv4_is_multicast(ip_hdr(skb)->daddr) ||
-	       (rt && (rt->rt_flags & RTCF_BROADCAST));
+	}
+	return !rxe_mcast_lookup_rcu(rxe, skb);
 }
 
 /*
@@ -424,7 +442,7 @@ static int rxe_net_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 	} else {
 		__skb_pull(skb, sizeof(struct udphdr));
-		if (unlikely(rxe_net_to_many(skb)))
+		if (unlikely(rxe_net_to_many(rxe, skb)))
 			rxe_net_drop(rxe, skb, RXE_CNT_DROP_ADDR);
 		else
 			rxe_net_rcv(rxe, skb, false);
@@ -988,12 +1006,26 @@ static struct socket *rxe_net_udp_open(int family)
 		.ipv6_v6only = family == AF_INET6,
 	};
 	struct socket *sock;
+	int one = 1;
 	int err;
 
 	err = udp_sock_create(&init_net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	/*
+	 * A tunnel socket does not loop IPv4 multicast back to this host
+	 * (IPv6 it does). Our QPs attached to a group take what a QP of
+	 * this host sends to it, over either family (rxe_mcast.c).
+	 */
+	if (family == AF_INET) {
+		err = sock->ops->setsockopt(sock, SOL_IP, IP_MULTICAST_LOOP,
+					    KERNEL_SOCKPTR(&one), sizeof(one));
+		if (err) {
+			udp_tunnel_sock_release(sock);
+			return ERR_PTR(err);
+		}
+	}
 	return sock;
 }
 

@@ -22,6 +22,7 @@
 #include "rxe_comp.h"
 #include "rxe_resp.h"
 #include "rxe_net.h"
+#include "rxe_mcast.h"
 
 /*
  * Access flags a QP grants to its peer's requests. Both FLUSH flags: ib_cm
@@ -605,6 +606,7 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rxe_dev *rxe = to_rxe_dev(ibqp->device);
 	struct rxe_qp *qp = to_rxe_qp(ibqp);
 
+	rxe_mcast_qp_destroy(qp);
 	xa_erase_bh(&rxe->qp_xa, ibqp->qp_num);
 	rxe_net_qp_detach(qp);
 	synchronize_rcu();

@@ -5,7 +5,9 @@
  * packet's transport, hold the packet's P_Key and, for datagrams, its
  * Q_Key, be in a state that takes packets and, when connected, be the
  * QP the packet's addresses say it is for. Requests then queue for the
- * QP's responder, responses for its completer.
+ * QP's responder, responses for its completer. A datagram for the
+ * multicast QPN goes to every QP attached to the group it was sent to
+ * (rxe_mcast.c), each with its own clone, each QP checked as above.
  *
  * The lookup and the enqueue happen under one RCU read-side section, and
  * QP destroy waits for a grace period after unpublishing the QP before it
@@ -18,6 +20,7 @@
 #include <rdma/ib_mad.h>
 
 #include "rxe_recv.h"
+#include "rxe_mcast.h"
 #include "rxe_qp.h"
 #include "rxe_pkt.h"
 #include "rxe_counters.h"
@@ -111,6 +114,89 @@ static bool rxe_recv_addr_ok(const struct rxe_qp *qp,
 	       ipv6_addr_equal(&ip6h->daddr, &path->saddr);
 }
 
+/*
+ * The checks of a packet against the QP it is for: true when the QP takes
+ * it, else false with the counter of the drop in *@why.
+ */
+static bool rxe_recv_qp_ok(const struct rxe_qp *qp, struct sk_buff *skb,
+			   bool request, enum rxe_counter *why)
+{
+	const struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	const struct rxe_bth *bth = (const struct rxe_bth *)skb->data;
+
+	if (!rxe_recv_transport_ok(qp, pkt->opcode))
+		*why = RXE_CNT_DROP_OPCODE;
+	else if (!rxe_recv_pkey_ok(bth_pkey(bth)))
+		*why = RXE_CNT_DROP_PKEY;
+	else if ((pkt->mask & RXE_DETH_MASK) && !rxe_recv_qkey_ok(qp, skb))
+		*why = RXE_CNT_DROP_QKEY;
+	else if (!rxe_recv_state_ok(qp, request))
+		*why = RXE_CNT_DROP_QP_STATE;
+	else if (!rxe_qp_is_ud(qp) && !rxe_recv_addr_ok(qp, skb))
+		*why = RXE_CNT_DROP_ADDR;
+	else
+		return true;
+	return false;
+}
+
+/* Queue a packet the QP takes for its responder or completer. */
+static void rxe_recv_enqueue(struct rxe_dev *rxe, struct rxe_qp *qp,
+			     struct sk_buff *skb, bool request)
+{
+	struct sk_buff_head *q = request ? &qp->req_q : &qp->rsp_q;
+
+	if (skb_queue_len(q) >= RXE_RECV_QUEUE_MAX) {
+		rxe_recv_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
+		return;
+	}
+	rxe_skb_pkt(skb)->qp = qp;
+	skb_queue_tail(q, skb);
+	rxe_task_run(request ? &qp->recv_task : &qp->send_task);
+}
+
+/* Was the datagram sent to an IP multicast address? */
+static bool rxe_recv_to_group(const struct sk_buff *skb)
+{
+	if (ip_hdr(skb)->version == 4)
+		return ipv4_is_multicast(ip_hdr(skb)->daddr);
+	return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+}
+
+/*
+ * A datagram for the multicast QPN: every QP attached to the group it was
+ * sent to takes a clone of it (the payload is shared, and only read), if
+ * the QP's own checks pass. Dropped and counted once when none takes it.
+ */
+static void rxe_recv_mcast(struct rxe_dev *rxe, struct sk_buff *skb)
+{
+	enum rxe_counter why = RXE_CNT_DROP_QPN;
+	const struct rxe_mcg *mcg;
+	struct sk_buff *copy;
+	struct rxe_qp *qp;
+	bool taken = false;
+	u32 qpn;
+	int i;
+
+	mcg = rxe_recv_to_group(skb) ? rxe_mcast_lookup_rcu(rxe, skb) : NULL;
+	for (i = 0; mcg && i < RXE_MCG_QPS; i++) {
+		qpn = READ_ONCE(mcg->qpn[i]);
+		qp = qpn ? xa_load(&rxe->qp_xa, qpn) : NULL;
+		if (!qp || !rxe_recv_qp_ok(qp, skb, true, &why))
+			continue;
+		copy = skb_clone(skb, GFP_ATOMIC);
+		if (!copy) {
+			why = RXE_CNT_DROP_NOMEM;
+			continue;
+		}
+		rxe_recv_enqueue(rxe, qp, copy, true);
+		taken = true;
+	}
+	if (taken)
+		consume_skb(skb);
+	else
+		rxe_recv_drop(rxe, skb, why);
+}
+
 /**
  * rxe_recv_dispatch() - deliver a checked packet to its QP
  * @rxe: the receiving device
@@ -124,8 +210,7 @@ void rxe_recv_dispatch(struct rxe_dev *rxe, struct sk_buff *skb)
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
 	const struct rxe_bth *bth = (const struct rxe_bth *)skb->data;
 	bool request = pkt->mask & RXE_REQ_MASK;
-	struct sk_buff_head *q;
-	struct rxe_task *task;
+	enum rxe_counter why;
 	struct rxe_qp *qp;
 
 	if (unlikely(pkt->mask & RXE_CNP_MASK)) {
@@ -133,48 +218,24 @@ void rxe_recv_dispatch(struct rxe_dev *rxe, struct sk_buff *skb)
 		rxe_recv_drop(rxe, skb, RXE_CNT_RCVD_CNP);
 		return;
 	}
+	if (unlikely(bth_qpn(bth) == IB_MULTICAST_QPN)) {
+		rxe_recv_mcast(rxe, skb);
+		return;
+	}
+	/* A datagram to a group is for the multicast QPN only. */
+	if (unlikely(rxe_recv_to_group(skb))) {
+		rxe_recv_drop(rxe, skb, RXE_CNT_DROP_ADDR);
+		return;
+	}
 
 	qp = xa_load(&rxe->qp_xa, bth_qpn(bth));
-	if (!qp)
-		goto drop_qpn;
-	if (!rxe_recv_transport_ok(qp, pkt->opcode))
-		goto drop_opcode;
-	if (!rxe_recv_pkey_ok(bth_pkey(bth)))
-		goto drop_pkey;
-	if ((pkt->mask & RXE_DETH_MASK) && !rxe_recv_qkey_ok(qp, skb))
-		goto drop_qkey;
-	if (!rxe_recv_state_ok(qp, request))
-		goto drop_state;
-	if (!rxe_qp_is_ud(qp) && !rxe_recv_addr_ok(qp, skb))
-		goto drop_addr;
-
-	pkt->qp = qp;
-	q = request ? &qp->req_q : &qp->rsp_q;
-	task = request ? &qp->recv_task : &qp->send_task;
-	if (skb_queue_len(q) >= RXE_RECV_QUEUE_MAX)
-		goto drop_nomem;
-	skb_queue_tail(q, skb);
-	rxe_task_run(task);
-	return;
-
-drop_qpn:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_QPN);
-	return;
-drop_opcode:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_OPCODE);
-	return;
-drop_pkey:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_PKEY);
-	return;
-drop_qkey:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_QKEY);
-	return;
-drop_state:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_QP_STATE);
-	return;
-drop_addr:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_ADDR);
-	return;
-drop_nomem:
-	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
+	if (!qp) {
+		rxe_recv_drop(rxe, skb, RXE_CNT_DROP_QPN);
+		return;
+	}
+	if (!rxe_recv_qp_ok(qp, skb, request, &why)) {
+		rxe_recv_drop(rxe, skb, why);
+		return;
+	}
+	rxe_recv_enqueue(rxe, qp, skb, request);
 }

@@ -433,7 +433,12 @@ static void rxe_resp_complete(struct rxe_qp *qp, struct sk_buff *skb,
 			wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 			wc.network_hdr_type = ip_hdr(skb)->version == 4 ?
 				RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
-			if (skb_mac_header_was_set(skb)) {
+			/*
+			 * Not for a datagram the IP layer looped back, whose
+			 * MAC header is its network header.
+			 */
+			if (skb_mac_header_was_set(skb) &&
+			    skb_mac_header_len(skb) >= ETH_HLEN) {
 				ether_addr_copy(wc.smac, eth_hdr(skb)->h_source);
 				wc.wc_flags |= IB_WC_WITH_SMAC;
 			}

@@ -12,6 +12,7 @@
 #include "rxe_verbs_ops.h"
 #include "rxe_verbs.h"
 #include "rxe_av.h"
+#include "rxe_mcast.h"
 #include "rxe_cq.h"
 #include "rxe_srq.h"
 #include "rxe_qp.h"
@@ -167,6 +168,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 	.alloc_mw = rxe_mw_alloc,
 	.alloc_pd = rxe_alloc_pd,
 	.alloc_ucontext = rxe_alloc_ucontext,
+	.attach_mcast = rxe_mcast_attach,
 	.create_ah = rxe_av_create_ah,
 	.create_cq = RXE_CREATE_CQ_OP,
 	.create_qp = rxe_qp_create,
@@ -181,6 +183,7 @@ static const struct ib_device_ops rxe_dev_ops = {
 	.destroy_cq = rxe_cq_destroy,
 	.destroy_qp = rxe_qp_destroy,
 	.destroy_srq = rxe_srq_destroy,
+	.detach_mcast = rxe_mcast_detach,
 	.device_group = &rxe_attr_group,
 	.fill_res_qp_entry = rxe_qp_fill_res_entry,
 	.get_dma_mr = rxe_mr_get_dma,

@@ -43,8 +43,9 @@
  * @RXE_CNT_DROP_QP_STATE: packets dropped because the QP does not take
  *	packets in its state
  * @RXE_CNT_DROP_ADDR: packets dropped for their IP addresses: a datagram
- *	sent to a broadcast or multicast address (there are no multicast
- *	groups), or an RC or UC packet not from its QP's peer to its QP's own
+ *	sent to a broadcast address, or to a multicast address that is not
+ *	one of the device's groups or names a QP other than the multicast
+ *	QPN, or an RC or UC packet not from its QP's peer to its QP's own
  *	address
  * @RXE_CNT_DROP_NOMEM: packets not sent or dropped for want of memory
  * @RXE_CNT_DROP_NO_WQE: UD and UC messages dropped for want of a receive WQE

@@ -77,6 +77,11 @@ struct rxe_counters;
  *	read per packet
  * @held_pkts: request packets its QPs keep past a gap, at most
  *	RXE_HOLD_DEV_MAX (rxe_resp.c)
+ * @mcg_list: the multicast groups (struct rxe_mcg); readers use RCU,
+ *	writers hold @mcg_mutex
+ * @mcg_mutex: serialises attaching and detaching QPs; taken inside RTNL,
+ *	which joining and leaving an IP group needs
+ * @nmcg: groups on @mcg_list, under @mcg_mutex
  * @node: entry in the module's list of devices, under rxe_dev_lock and RCU
  * @unlisted: registration failed, so @node was never listed; set before
  *	ib_dealloc_device() by rxe_dev_add(), whose caller holds rxe_dev_lock
@@ -96,6 +101,9 @@ struct rxe_dev {
 	struct rxe_counters __percpu *counters;
 	atomic_t busy_qps ____cacheline_aligned_in_smp;
 	atomic_t held_pkts;
+	struct list_head mcg_list;
+	struct mutex mcg_mutex; /* see above */
+	unsigned int nmcg;
 	struct list_head node;
 	bool unlisted;
 };

@@ -695,6 +695,8 @@ struct rxe_resp {
  * @ack_link: in this CPU's list of QPs that owe an ACK at the end of the
  *	receive round (rxe_resp.c); outside @resp, which a reset clears
  * @ack_flags: RXE_ACK_LISTED, RXE_ACK_NOW (atomic bit operations)
+ * @mcast_groups: multicast groups the QP is attached to, under
+ *	rxe_dev.mcg_mutex (rxe_mcast.c)
  */
 struct rxe_qp {
 	struct ib_qp ibqp;
@@ -724,6 +726,7 @@ struct rxe_qp {
 	struct rxe_resp resp;
 	struct list_head ack_link;
 	unsigned long ack_flags;
+	unsigned int mcast_groups;
 };
 
 static inline struct rxe_ucontext *to_rxe_uctx(struct ib_ucontext *uctx)

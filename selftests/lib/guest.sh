@@ -251,6 +251,23 @@ wait_listen() {
 	return 1
 }
 
+# mckey_joined NAME GROUP: wait until mckey, run as background command NAME,
+# has joined multicast GROUP: librdmacm reports the join once it attached
+# the QP, and eth0 is in the IP group.
+mckey_joined() {
+	local i
+
+	for i in $(seq 150); do
+		grep -q "joined dgid" "$_out/$1.log" &&
+			ip maddr show dev eth0 | grep -qw "$2" && return 0
+		sleep 0.1
+	done
+	echo "mckey did not join $2:"
+	cat "$_out/$1.log"
+	ip maddr show dev eth0
+	return 1
+}
+
 # wait_cm_listen PORT [TIMEOUT]: wait until an rdma_cm id listens on PORT
 # (rping's 7174, perftest -R's 18515), which no TCP socket shows.
 wait_cm_listen() {
@@ -436,7 +453,7 @@ rxe_teardown() {
 	check "rdma link delete $dev" rxe_del "$dev"
 	check "rmmod rdma_rxe" rmmod rdma_rxe
 	expect_fail "no objects leaked (the driver's audit at delete and unload)" \
-		sh -c "dmesg | grep -E 'objects leaked|still waiting for'"
+		sh -c "dmesg | grep -E 'objects leaked|groups leaked|still waiting for'"
 	dmesg_clean
 }
 

@@ -167,9 +167,31 @@ rping_pair() {
 	barrier "pair$_pairn-done" || true
 }
 
+# mckey_pair WHAT GROUP: rdma_cm multicast over IPv4 (rdma_cm joins no
+# IPv6 group on RoCEv2): mckey on $SERVER (default a) joins GROUP and must
+# receive the 20 datagrams mckey on the other guest sends to it.
+mckey_pair() {
+	local what=$1 group=$2 server=${SERVER:-a}
+
+	_pairn=$((_pairn + 1))
+	barrier "pair$_pairn-start" || { fail "$what: the other guest did not come"; return 0; }
+	if [ "$GUEST" = "$server" ]; then
+		bg "mckey$_pairn" mckey -m "$group" -b "$MY_IP" -C 20
+		mckey_joined "mckey$_pairn" "$group" || true
+		barrier "pair$_pairn-listen" || true
+		check_match "$what (receiver)" "data transfers complete" bg_wait "mckey$_pairn"
+	else
+		barrier "pair$_pairn-listen" || true
+		check_match "$what (sender)" "data transfers complete" \
+			mckey -m "$group" -b "$MY_IP" -s -C 20
+	fi
+	barrier "pair$_pairn-done" || true
+}
+
 # traffic_list: the list of applications, each as a server/client
 # pair (see pair): the verbs pingpongs with their buffers validated, every
-# perftest family, rdma_cm (perftest -R and rping) over IPv4 and IPv6.
+# perftest family, rdma_cm (perftest -R and rping) over IPv4 and IPv6, and
+# between two guests rdma_cm multicast (mckey).
 traffic_list() {
 	local g6
 
@@ -194,4 +216,6 @@ traffic_list() {
 	pair "ib_send_bw over the IPv6 GID ($g6)" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x "$g6" -n 300 -F
 	rping_pair "rping -v, 20 rounds" 4
 	rping_pair "rping -v over IPv6, 20 rounds" 6
+	[ "$NGUESTS" = 1 ] ||
+		mckey_pair "mckey: 20 datagrams to multicast group 239.1.2.5" 239.1.2.5
 }

@@ -658,9 +658,10 @@ class Attacker:
 
     def addresses(self):
         """A connected QP takes packets from its peer's address to its own
-        only; a datagram sent to a broadcast or multicast address reaches
-        no QP (ours joins no multicast group). Without these checks any
-        host could inject into a connection whose QPN and PSN it guessed."""
+        only; a datagram sent to a broadcast address, or to a multicast
+        address no QP of the target attached to (here none is), reaches no
+        QP. Without these checks any host could inject into a connection
+        whose QPN and PSN it guessed."""
         q, OP = self.qpn, roce.OP
         live, nxt = q["live"], self.next_psn
         a, b, c, _ = self.peer4.split(".")

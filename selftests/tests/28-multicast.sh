@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Multicast between UD QPs. On guest a, lib/rxe-mcast.c with the verbs
+# (IPv4 group 239.1.2.3, and IPv6 ff0e::1:2:3): QPs attached to a group
+# take every datagram a QP of the same device sends to it (looped back by
+# the IP layer), each its own copy, when their Q_Key matches; a detached
+# QP takes none; the netdev joins the IP group with the first QP attached
+# and leaves it after the last, also one destroyed while attached; past
+# the device's limits (128 groups, 32 QPs in one) attaching is ENOMEM,
+# detaching what is not attached EINVAL; a process that exits with a QP
+# attached leaves the group. Then rdma_cm's mckey across the wire, a
+# sending to a group that b joined: every message arrives. (rdma_cm
+# refuses to join an IPv6 group on RoCEv2, so mckey runs over IPv4 only.)
+# Then delete and unload with nothing left behind.
+#
+# guests: 2
+# timeout: 300
+# kernels: all
+
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+
+MCAST_BIN=/tmp/rxe-mcast
+
+check "load rdma_rxe ($RXE_IMPL)" load_rxe
+check "add rxe0 on eth0" rxe_add rxe0 eth0
+check_match "rxe0 has multicast groups (max_mcast_grp 128, 32 QPs each)" \
+	"max_mcast_grp:[[:space:]]*128$" ibv_devinfo -d rxe0 -v
+check_match "max_mcast_qp_attach 32" "max_mcast_qp_attach:[[:space:]]*32$" \
+	ibv_devinfo -d rxe0 -v
+
+if [ "$GUEST" = a ]; then
+	check "build lib/rxe-mcast.c" \
+		gcc -Wall -Wextra -Werror -O2 -o "$MCAST_BIN" \
+		"$REPO/selftests/lib/rxe-mcast.c" -l:libibverbs.so.1
+	check "verbs, IPv4 group: replication, Q_Key, detach, limits (see checks.log)" \
+		"$MCAST_BIN" rxe0 eth0 "$MY_IP" 239.1.2.3 --limits
+	check "the process exited with a QP attached: eth0 left 239.1.2.3" \
+		sh -c '! ip maddr show dev eth0 | grep -qw 239.1.2.3'
+	check "verbs, IPv6 group: replication, Q_Key, detach (see checks.log)" \
+		"$MCAST_BIN" rxe0 eth0 "$MY_IP6" ff0e::1:2:3
+fi
+
+check "barrier: rxe0 is up on both guests" barrier up
+group=239.1.2.4
+if [ "$GUEST" = b ]; then
+	bg mckey mckey -m "$group" -b "$MY_IP" -C 20
+	check "mckey on b joined $group" mckey_joined mckey "$group"
+	check "barrier: b joined $group" barrier joined
+	check_match "mckey: b receives the 20 messages a sent to $group" \
+		"data transfers complete" bg_wait mckey
+	check "b left $group with mckey" sh -c "! ip maddr show dev eth0 | grep -qw $group"
+else
+	check "barrier: b joined $group" barrier joined
+	check_match "mckey: a sends 20 messages to $group" \
+		"data transfers complete" mckey -m "$group" -b "$MY_IP" -s -C 20
+fi
+check "barrier: mckey done" barrier mckey-done
+
+rxe_teardown rxe0
+
+finish

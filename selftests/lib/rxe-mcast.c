@@ -119,6 +119,13 @@ static void ud_free(struct ud *u)
 	free(u);
 }
 
+/* The SGE of @u's slot @i, @len bytes. */
+static struct ibv_sge ud_sge(struct ud *u, int i, uint32_t len)
+{
+	return (struct ibv_sge){ .addr = (uintptr_t)u->buf + i * SLOT,
+				 .length = len, .lkey = u->mr->lkey };
+}
+
 static void ud_recv(struct ud *u, int n)
 {
 	struct ibv_recv_wr *bad, wr = { 0 };
@@ -126,9 +133,7 @@ static void ud_recv(struct ud *u, int n)
 	int i;
 
 	for (i = 0; i < n; i++) {
-		sge.addr = (uintptr_t)u->buf + i * SLOT;
-		sge.length = SLOT;
-		sge.lkey = u->mr->lkey;
+		sge = ud_sge(u, i, SLOT);
 		wr.wr_id = i;
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
@@ -199,9 +204,7 @@ static bool ud_send(struct ud *s, struct ibv_ah *ah, int first, int n)
 
 	for (i = 0; i < n; i++) {
 		fill(s->buf + i * SLOT, first + i);
-		sge.addr = (uintptr_t)s->buf + i * SLOT;
-		sge.length = MSG_LEN;
-		sge.lkey = s->mr->lkey;
+		sge = ud_sge(s, i, MSG_LEN);
 		wr.wr_id = i;
 		wr.sg_list = &sge;
 		wr.num_sge = 1;

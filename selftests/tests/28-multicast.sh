@@ -6,13 +6,16 @@
 # take every datagram a QP of the same device sends to it (looped back by
 # the IP layer), each its own copy, when their Q_Key matches; a detached
 # QP takes none; the netdev joins the IP group with the first QP attached
-# and leaves it after the last, also one destroyed while attached; past
-# the device's limits (128 groups, 32 QPs in one) attaching is ENOMEM,
-# detaching what is not attached EINVAL; a process that exits with a QP
-# attached leaves the group. Then rdma_cm's mckey across the wire, a
-# sending to a group that b joined: every message arrives. (rdma_cm
-# refuses to join an IPv6 group on RoCEv2, so mckey runs over IPv4 only.)
-# Then delete and unload with nothing left behind.
+# and leaves it after the last; a QP still attached is not destroyed
+# (ib_uverbs); past the device's limits (128 groups, 32 QPs in one)
+# attaching is ENOMEM, detaching what is not attached EINVAL; a process
+# that exits with a QP attached leaves the group. Then rdma_cm's mckey
+# across the wire, a sending to a group that b joined: every message
+# arrives, and b's capture shows each as a UD SEND with immediate to the
+# multicast QPN in a frame to the group's MAC with a right ICRC, as tshark
+# reads it too.
+# (rdma_cm refuses to join an IPv6 group on RoCEv2, so mckey runs over
+# IPv4 only.) Then delete and unload with nothing left behind.
 #
 # guests: 2
 # timeout: 300
@@ -20,6 +23,8 @@
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
+# shellcheck source=selftests/lib/wire.sh
+. "$REPO/selftests/lib/wire.sh"
 
 MCAST_BIN=/tmp/rxe-mcast
 
@@ -44,13 +49,20 @@ fi
 
 check "barrier: rxe0 is up on both guests" barrier up
 group=239.1.2.4
+cap=/tmp/mcast.pcap
 if [ "$GUEST" = b ]; then
+	capture_start "$cap"
 	bg mckey mckey -m "$group" -b "$MY_IP" -C 20
 	check "mckey on b joined $group" mckey_joined mckey "$group"
 	check "barrier: b joined $group" barrier joined
 	check_match "mckey: b receives the 20 messages a sent to $group" \
 		"data transfers complete" bg_wait mckey
 	check "b left $group with mckey" sh -c "! ip maddr show dev eth0 | grep -qw $group"
+	capture_stop "$cap"
+	# rdma_cm's Q_Key for its UDP port space (RDMA_UDP_QKEY).
+	check "the datagrams on the wire, by roce.py and tshark (see checks.log)" \
+		python3 "$REPO/selftests/py/mcast_wire.py" "$cap" "$group" \
+		"$PEER_IP" 20 0x01234567 "${TSHARK_OPTS[@]}"
 else
 	check "barrier: b joined $group" barrier joined
 	check_match "mckey: a sends 20 messages to $group" \

@@ -584,6 +584,9 @@ int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * @udata: unused
  *
  * Teardown, in order, and why:
+ *  0. Detach the QP from the multicast groups it is still attached to
+ *     (only a kernel consumer leaves it so), while its QPN is still
+ *     taken: no QP that gets the number next inherits its memberships.
  *  1. Unpublish the QPN and detach the QP from its skbs in the network
  *     stack, and wait for an RCU grace period: no packet can find the QP
  *     any more, and no skb destructor is scheduling its tasks.

@@ -239,15 +239,12 @@ const struct rxe_mcg *rxe_mcast_lookup_rcu(struct rxe_dev *rxe,
 	const struct rxe_mcg *mcg;
 	struct in6_addr mgid;
 
-	if (ip_hdr(skb)->version == 4) {
-		if (!ipv4_is_multicast(ip_hdr(skb)->daddr))
-			return NULL;
+	if (!rxe_mcast_addr(skb))
+		return NULL;
+	if (ip_hdr(skb)->version == 4)
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &mgid);
-	} else {
+	else
 		mgid = ipv6_hdr(skb)->daddr;
-		if (!ipv6_addr_is_multicast(&mgid))
-			return NULL;
-	}
 	list_for_each_entry_rcu(mcg, &rxe->mcg_list, node)
 		if (ipv6_addr_equal(&mcg->mgid, &mgid))
 			return mcg;

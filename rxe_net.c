@@ -403,9 +403,7 @@ drop_nomem:
  */
 static bool rxe_net_to_many(struct rxe_dev *rxe, const struct sk_buff *skb)
 {
-	bool group = ip_hdr(skb)->version == 6 ?
-		     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) :
-		     ipv4_is_multicast(ip_hdr(skb)->daddr);
+	bool group = rxe_mcast_addr(skb);
 	const struct rtable *rt;
 
 	switch (skb->pkt_type) {

@@ -154,14 +154,6 @@ static void rxe_recv_enqueue(struct rxe_dev *rxe, struct rxe_qp *qp,
 	rxe_task_run(request ? &qp->recv_task : &qp->send_task);
 }
 
-/* Was the datagram sent to an IP multicast address? */
-static bool rxe_recv_to_group(const struct sk_buff *skb)
-{
-	if (ip_hdr(skb)->version == 4)
-		return ipv4_is_multicast(ip_hdr(skb)->daddr);
-	return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
-}
-
 /*
  * A datagram for the multicast QPN: every QP attached to the group it was
  * sent to takes a clone of it (the payload is shared, and only read), if
@@ -177,7 +169,7 @@ static void rxe_recv_mcast(struct rxe_dev *rxe, struct sk_buff *skb)
 	u32 qpn;
 	int i;
 
-	mcg = rxe_recv_to_group(skb) ? rxe_mcast_lookup_rcu(rxe, skb) : NULL;
+	mcg = rxe_mcast_lookup_rcu(rxe, skb);
 	for (i = 0; mcg && i < RXE_MCG_QPS; i++) {
 		qpn = READ_ONCE(mcg->qpn[i]);
 		qp = qpn ? xa_load(&rxe->qp_xa, qpn) : NULL;
@@ -223,7 +215,7 @@ void rxe_recv_dispatch(struct rxe_dev *rxe, struct sk_buff *skb)
 		return;
 	}
 	/* A datagram to a group is for the multicast QPN only. */
-	if (unlikely(rxe_recv_to_group(skb))) {
+	if (unlikely(rxe_mcast_addr(skb))) {
 		rxe_recv_drop(rxe, skb, RXE_CNT_DROP_ADDR);
 		return;
 	}

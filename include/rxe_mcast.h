@@ -11,6 +11,7 @@
 #include <linux/skbuff.h>
 #include <linux/inetdevice.h>
 #include <net/if_inet6.h>
+#include <net/ip.h>
 #include <net/ipv6.h>
 
 #include "rxe_verbs.h"
@@ -45,6 +46,19 @@ struct rxe_mcg {
 	unsigned int nqps;
 	u32 qpn[RXE_MCG_QPS];
 };
+
+/**
+ * rxe_mcast_addr() - was a datagram sent to an IP multicast address?
+ * @skb: a datagram whose network header is valid
+ *
+ * Return: true for an IPv4 or IPv6 multicast destination address.
+ */
+static inline bool rxe_mcast_addr(const struct sk_buff *skb)
+{
+	if (ip_hdr(skb)->version == 4)
+		return ipv4_is_multicast(ip_hdr(skb)->daddr);
+	return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+}
 
 /* rxe_mcast.c APIs: */
 int rxe_mcast_attach(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

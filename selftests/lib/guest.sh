@@ -238,16 +238,37 @@ bg_kill() {
 	wait "${_bg_pid[$1]}" 2>/dev/null || true
 }
 
-# wait_listen PORT [TIMEOUT]: wait until something listens on TCP PORT.
-wait_listen() {
-	local port=$1 t=$((${2:-30} * 10))
+# _poll TENTHS CMD...: run CMD every 0.1 s until it succeeds, at most
+# TENTHS times; fail if it never did.
+_poll() {
+	local t=$1
 
+	shift
 	while [ "$t" -gt 0 ]; do
-		ss -Hltn "sport = :$port" | grep -q . && return 0
+		"$@" && return 0
 		sleep 0.1
 		t=$((t - 1))
 	done
-	echo "nothing listens on TCP port $port"
+	return 1
+}
+
+_tcp_listens() {
+	ss -Hltn "sport = :$1" | grep -q .
+}
+
+_cm_listens() {
+	rdma res show cm_id | grep -q "state LISTEN .*src-addr [^ ]*:$1 "
+}
+
+_mckey_in() {
+	grep -q "joined dgid" "$_out/$1.log" &&
+		ip maddr show dev eth0 | grep -qw "$2"
+}
+
+# wait_listen PORT [TIMEOUT]: wait until something listens on TCP PORT.
+wait_listen() {
+	_poll $((${2:-30} * 10)) _tcp_listens "$1" && return 0
+	echo "nothing listens on TCP port $1"
 	return 1
 }
 
@@ -255,13 +276,7 @@ wait_listen() {
 # has joined multicast GROUP: librdmacm reports the join once it attached
 # the QP, and eth0 is in the IP group.
 mckey_joined() {
-	local i
-
-	for i in $(seq 150); do
-		grep -q "joined dgid" "$_out/$1.log" &&
-			ip maddr show dev eth0 | grep -qw "$2" && return 0
-		sleep 0.1
-	done
+	_poll 150 _mckey_in "$1" "$2" && return 0
 	echo "mckey did not join $2:"
 	cat "$_out/$1.log"
 	ip maddr show dev eth0
@@ -271,15 +286,8 @@ mckey_joined() {
 # wait_cm_listen PORT [TIMEOUT]: wait until an rdma_cm id listens on PORT
 # (rping's 7174, perftest -R's 18515), which no TCP socket shows.
 wait_cm_listen() {
-	local port=$1 t=$((${2:-30} * 10))
-
-	while [ "$t" -gt 0 ]; do
-		rdma res show cm_id | grep -q "state LISTEN .*src-addr [^ ]*:$port " &&
-			return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	echo "no rdma_cm id listens on port $port; the rdma_cm ids:"
+	_poll $((${2:-30} * 10)) _cm_listens "$1" && return 0
+	echo "no rdma_cm id listens on port $1; the rdma_cm ids:"
 	rdma res show cm_id
 	return 1
 }

@@ -177,7 +177,7 @@ mckey_pair() {
 	barrier "pair$_pairn-start" || { fail "$what: the other guest did not come"; return 0; }
 	if [ "$GUEST" = "$server" ]; then
 		bg "mckey$_pairn" mckey -m "$group" -b "$MY_IP" -C 20
-		mckey_joined "mckey$_pairn" "$group" || true
+		check "$what: $server joined $group" mckey_joined "mckey$_pairn" "$group"
 		barrier "pair$_pairn-listen" || true
 		check_match "$what (receiver)" "data transfers complete" bg_wait "mckey$_pairn"
 	else

@@ -23,6 +23,8 @@
 
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
+# shellcheck source=selftests/lib/traffic.sh
+. "$REPO/selftests/lib/traffic.sh"
 # shellcheck source=selftests/lib/wire.sh
 . "$REPO/selftests/lib/wire.sh"
 
@@ -50,25 +52,16 @@ fi
 check "barrier: rxe0 is up on both guests" barrier up
 group=239.1.2.4
 cap=/tmp/mcast.pcap
+[ "$GUEST" != b ] || capture_start "$cap"
+SERVER=b mckey_pair "mckey: b receives the 20 messages a sends to $group" "$group"
 if [ "$GUEST" = b ]; then
-	capture_start "$cap"
-	bg mckey mckey -m "$group" -b "$MY_IP" -C 20
-	check "mckey on b joined $group" mckey_joined mckey "$group"
-	check "barrier: b joined $group" barrier joined
-	check_match "mckey: b receives the 20 messages a sent to $group" \
-		"data transfers complete" bg_wait mckey
 	check "b left $group with mckey" sh -c "! ip maddr show dev eth0 | grep -qw $group"
 	capture_stop "$cap"
 	# rdma_cm's Q_Key for its UDP port space (RDMA_UDP_QKEY).
 	check "the datagrams on the wire, by roce.py and tshark (see checks.log)" \
 		python3 "$REPO/selftests/py/mcast_wire.py" "$cap" "$group" \
 		"$PEER_IP" 20 0x01234567 "${TSHARK_OPTS[@]}"
-else
-	check "barrier: b joined $group" barrier joined
-	check_match "mckey: a sends 20 messages to $group" \
-		"data transfers complete" mckey -m "$group" -b "$MY_IP" -s -C 20
 fi
-check "barrier: mckey done" barrier mckey-done
 
 rxe_teardown rxe0
 

@@ -169,17 +169,23 @@ rping_pair() {
 
 # mckey_pair WHAT GROUP: rdma_cm multicast over IPv4 (rdma_cm joins no
 # IPv6 group on RoCEv2): mckey on $SERVER (default a) joins GROUP and must
-# receive the 20 datagrams mckey on the other guest sends to it.
+# receive the 20 datagrams mckey on the other guest sends to it. The
+# receiver's eth0 takes all multicast frames meanwhile: 6.12's virtio-net
+# programs its multicast filter from a work item, after the join has
+# returned, and a sender that starts at once lost all 20 datagrams once.
+# The IP layer still delivers only what the joined group is sent.
 mckey_pair() {
 	local what=$1 group=$2 server=${SERVER:-a}
 
 	_pairn=$((_pairn + 1))
 	barrier "pair$_pairn-start" || { fail "$what: the other guest did not come"; return 0; }
 	if [ "$GUEST" = "$server" ]; then
+		ip link set eth0 allmulticast on
 		bg "mckey$_pairn" mckey -m "$group" -b "$MY_IP" -C 20
 		check "$what: $server joined $group" mckey_joined "mckey$_pairn" "$group"
 		barrier "pair$_pairn-listen" || true
 		check_match "$what (receiver)" "data transfers complete" bg_wait "mckey$_pairn"
+		ip link set eth0 allmulticast off
 	else
 		barrier "pair$_pairn-listen" || true
 		check_match "$what (sender)" "data transfers complete" \

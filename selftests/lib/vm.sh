@@ -18,7 +18,9 @@
 #   OUT/g/qemu.log     QEMU's own messages
 #
 # returns 0 when every guest's script exited 0, and otherwise sets
-# VM_REASON to a one-line reason. The guests' network is one Ethernet link
+# VM_REASON to a one-line reason, and VM_BOOT_FAILED to the guests that
+# never began their test script (a kernel that panicked while booting:
+# under TCG one now and then does, before anything of the test ran). The guests' network is one Ethernet link
 # (QEMU dgram netdevs on 127.0.0.1 pointing at each other); guest a is
 # 10.11.0.1 / fd11::1, guest b 10.11.0.2 / fd11::2.
 #
@@ -42,6 +44,7 @@ VM_TAILS=()
 VM_CMD=()
 VM_TMP=
 VM_REASON=
+VM_BOOT_FAILED=
 
 vm_cleanup() {
 	local pid
@@ -189,6 +192,7 @@ vm_run() {
 		;;
 	esac
 	VM_REASON=
+	VM_BOOT_FAILED=
 
 	# The guest gets its own timeout, shorter than ours, so that it can
 	# still dump its blocked tasks and processes before we kill it.
@@ -259,6 +263,10 @@ vm_run() {
 		cp -r "$VM_TMP/share/$g/." "$out/$g/" 2>/dev/null
 		rm -f "$out/$g/env" "$out/$g/dead"
 		reason=
+		if [ ! -e "$out/$g/status" ] &&
+			! grep -q "rxe-testbed: guest $g running" "$out/$g/console.log" 2>/dev/null; then
+			VM_BOOT_FAILED+="${VM_BOOT_FAILED:+ }$g"
+		fi
 		if [ ! -e "$out/$g/status" ]; then
 			[ "$timed_out" = 0 ] || continue
 			if grep -q 'Kernel panic' "$out/$g/console.log" 2>/dev/null; then

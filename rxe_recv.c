@@ -156,16 +156,17 @@ static void rxe_recv_enqueue(struct rxe_dev *rxe, struct rxe_qp *qp,
 
 /*
  * A datagram for the multicast QPN: every QP attached to the group it was
- * sent to takes a clone of it (the payload is shared, and only read), if
- * the QP's own checks pass. Dropped and counted once when none takes it.
+ * sent to takes it, if the QP's own checks pass. The last QP to take it
+ * takes @skb itself, each one before a clone (the payload is shared, and
+ * only read). A QP no clone could be made for misses the datagram, counted
+ * under drop_nomem; a datagram no QP takes is dropped and counted once.
  */
 static void rxe_recv_mcast(struct rxe_dev *rxe, struct sk_buff *skb)
 {
 	enum rxe_counter why = RXE_CNT_DROP_QPN;
+	struct rxe_qp *qp, *taker = NULL;
 	const struct rxe_mcg *mcg;
 	struct sk_buff *copy;
-	struct rxe_qp *qp;
-	bool taken = false;
 	u32 qpn;
 	int i;
 
@@ -175,16 +176,19 @@ static void rxe_recv_mcast(struct rxe_dev *rxe, struct sk_buff *skb)
 		qp = qpn ? xa_load(&rxe->qp_xa, qpn) : NULL;
 		if (!qp || !rxe_recv_qp_ok(qp, skb, true, &why))
 			continue;
-		copy = skb_clone(skb, GFP_ATOMIC);
-		if (!copy) {
-			why = RXE_CNT_DROP_NOMEM;
-			continue;
+		if (taker) {
+			copy = skb_clone(skb, GFP_ATOMIC);
+			if (copy) {
+				rxe_recv_enqueue(rxe, taker, copy, true);
+			} else {
+				rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
+				trace_rxe_pkt_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
+			}
 		}
-		rxe_recv_enqueue(rxe, qp, copy, true);
-		taken = true;
+		taker = qp;
 	}
-	if (taken)
-		consume_skb(skb);
+	if (taker)
+		rxe_recv_enqueue(rxe, taker, skb, true);
 	else
 		rxe_recv_drop(rxe, skb, why);
 }

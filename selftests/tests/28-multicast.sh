@@ -13,7 +13,9 @@
 # across the wire, a sending to a group that b joined: every message
 # arrives, and b's capture shows each as a UD SEND with immediate to the
 # multicast QPN in a frame to the group's MAC with a right ICRC, as tshark
-# reads it too.
+# reads it too. Then datagrams to a group b joined in frames to b's own MAC
+# (py/mcast_inject.py): b takes the one with the group's Q_Key and QPN, and
+# refuses and counts one with another Q_Key and one to a unicast QPN.
 # (rdma_cm refuses to join an IPv6 group on RoCEv2, so mckey runs over
 # IPv4 only.) Then delete and unload with nothing left behind.
 #
@@ -61,6 +63,39 @@ if [ "$GUEST" = b ]; then
 	check "the datagrams on the wire, by roce.py and tshark (see checks.log)" \
 		python3 "$REPO/selftests/py/mcast_wire.py" "$cap" "$group" \
 		"$PEER_IP" 20 0x01234567 "${TSHARK_OPTS[@]}"
+fi
+
+# A group's datagrams in frames to b's own MAC, as a bridge or an access
+# point that turns multicast into unicast delivers them (py/mcast_inject.py
+# on a): b's group QP takes the one to the multicast QPN with its Q_Key,
+# and the other two are refused and counted.
+group=239.1.2.6
+uni_counts() {
+	echo "drop_qkey_err $(counter drop_qkey_err) drop_addr_err $(counter drop_addr_err)"
+}
+# b's MAC, from the neighbour table (a ping fills it).
+peer_mac() {
+	ping -c 1 -W 5 "$PEER_IP" >/dev/null &&
+		ip neigh show "$PEER_IP" | grep -o 'lladdr [0-9a-f:]*' | cut -d' ' -f2
+}
+barrier uni-start || fail "the unicast-frame phase: the other guest did not come"
+if [ "$GUEST" = b ]; then
+	bg mckey-uni mckey -m "$group" -b "$MY_IP" -C 1
+	check "b joined $group for the unicast frames" mckey_joined mckey-uni "$group"
+	read -r _ qkey0 _ addr0 <<<"$(uni_counts)"
+	barrier uni-joined || true
+	barrier uni-sent || true
+	check_match "b's group QP took the datagram to $group in a frame to b's MAC" \
+		"data transfers complete" bg_wait mckey-uni
+	want="drop_qkey_err $((qkey0 + 1)) drop_addr_err $((addr0 + 1))"
+	check_match "the other Q_Key and the unicast QPN were refused and counted ($want)" \
+		"^$want\$" uni_counts
+else
+	barrier uni-joined || true
+	check "a sent three datagrams to $group in frames to b's MAC" \
+		python3 "$REPO/selftests/py/mcast_inject.py" eth0 "$(peer_mac)" \
+		"$MY_IP" "$group" 0x01234567
+	barrier uni-sent || true
 fi
 
 rxe_teardown rxe0

@@ -677,6 +677,7 @@ static int rxe_net_loopback(struct rxe_qp *qp, struct sk_buff *skb,
 	}
 	rxe_counter_inc(rxe, RXE_CNT_SENT_PKTS);
 	skb->dev = ndev;
+	skb->pkt_type = PACKET_LOOPBACK;
 	skb_dst_drop(skb);
 	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 	rxe_net_rcv(to, skb, true);

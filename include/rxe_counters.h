@@ -46,7 +46,7 @@
  *	sent to a broadcast address, or to a multicast address that is not
  *	one of the device's groups or names a QP other than the multicast
  *	QPN, or an RC or UC packet not from its QP's peer to its QP's own
- *	address
+ *	address through the netdev of the QP's path
  * @RXE_CNT_DROP_NOMEM: packets not sent or dropped for want of memory
  * @RXE_CNT_DROP_NO_WQE: UD and UC messages dropped for want of a receive WQE
  * @RXE_CNT_RETRY_EARLY: retransmissions after the measured round-trip

@@ -8,7 +8,9 @@
 The target (guest b) holds QPs in every state that matters: a live RC
 QP connected to the attacker's, a UD QP, a UC QP, RC QPs in RESET, INIT
 and RTR, one RC QP for the fuzzer, and victims for requests that must
-draw a NAK. Where the kernel has the Memory Placement Extensions (RDMA
+draw a NAK. It also has a VLAN device eth0.100 (the test script makes it),
+up and without an address, through which tagged frames reach its IP layer.
+Where the kernel has the Memory Placement Extensions (RDMA
 FLUSH and ATOMIC WRITE, 6.2 on; both guests boot the same kernel) it
 also holds an RC QP "pl" whose access takes FLUSH_GLOBAL, an MR "fl"
 registered for it, and victims for the FLUSHes and ATOMIC WRITEs that
@@ -61,6 +63,7 @@ GSI_QKEY = 0x80010000
 DEAD_QPN = 0x7F0001         # a QPN nobody has on the attacker's side
 LIVE_PSN = 0xFFFFFE         # the attacker's first PSN: crosses the wrap
 TARGET_PSN = 0x7FFFF0       # the target's first PSN on the live QP
+TARGET_VLAN = 100           # the target's eth0.100, up, with no address
 VICTIM_PSN = 0x100
 MR_SIZE = 1 << 16
 RECV_OFF, UD_OFF, READ_OFF, WRITE_OFF, GAP_OFF, ATOM_OFF = 0, 16 << 10, \
@@ -364,14 +367,17 @@ class Attacker:
         return c["hw"], c["udp"]
 
     def frame(self, transport, v6=False, src=None, dst=None, mac=None,
-              **kw):
+              vlan=None, **kw):
         """An Ethernet frame to the target's MAC (or mac) carrying the
         RoCEv2 bytes transport, from our address to the target's, IPv4
-        or v6 (or src to dst)."""
+        or v6 (or src to dst), tagged with VLAN ID vlan if given."""
         me, peer = (self.me6, self.peer6) if v6 else (self.me4, self.peer4)
         kw.setdefault("sport", 0xD000)
-        return roce.ether(mac or self.peer_mac, self.raw.mac,
-                          roce.roce(src or me, dst or peer, transport, **kw))
+        fr = roce.ether(mac or self.peer_mac, self.raw.mac,
+                        roce.roce(src or me, dst or peer, transport, **kw))
+        if vlan is None:
+            return fr
+        return fr[:12] + struct.pack(">HH", 0x8100, vlan) + fr[12:]
 
     def inject(self, frames, pace=16):
         for i, fr in enumerate(frames):
@@ -681,11 +687,15 @@ class Attacker:
                        roce.aeth(roce.NAK_ACC, 5), src=spoof4),
             self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 0) + b"uc-spoof",
                        src=spoof4),
+            # The right addresses, through another netdev of the target:
+            # VLAN TARGET_VLAN, whose device it has, without an address.
+            self.frame(write, vlan=TARGET_VLAN),
         ]
         # The NAK is for no PSN in flight: only the counters judge it.
         self.phase("requests and a NAK to the live and UC QPs from another "
-                   "IPv4 address, and a WRITE from the peer's IPv6 address",
-                   frames, {"rcvd_pkts": 5, "drop_addr_err": 5})
+                   "IPv4 address, a WRITE from the peer's IPv6 address, and "
+                   "one from the peer's IPv4 address tagged VLAN %d" %
+                   TARGET_VLAN, frames, {"rcvd_pkts": 6, "drop_addr_err": 6})
         ud = self.ud_send(q["ud"], self.P.QKEY, b"to-many!")
         # Each of the driver's tests in turn: the frame's type, then the
         # IP address (in frames to the target's own MAC).

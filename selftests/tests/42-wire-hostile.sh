@@ -8,7 +8,8 @@
 # bad ICRCs, unknown opcodes, truncated packets, bad pad and payload,
 # wrong header versions, unknown QPNs, wrong P_Keys and Q_Keys, QPs in
 # RESET/INIT/RTR, transport mismatches, CNPs; requests and a NAK to
-# connected QPs from an address not their peer's, datagrams to broadcast
+# connected QPs from an address not their peer's or through a netdev not
+# their path's (a VLAN of b's), datagrams to broadcast
 # and multicast addresses; changed fields the ICRC does
 # not cover; duplicate, replayed and out-of-sequence requests and
 # unsolicited responses to a live RC connection (ours keeps the
@@ -59,6 +60,13 @@ peer_mac() {
 }
 
 if [ "$GUEST" = b ]; then
+	# Frames tagged VLAN 100 reach b's IP layer, through a netdev no
+	# QP's path is on (hostile.py's TARGET_VLAN).
+	check "eth0.100: VLAN 100 on eth0, up, no address" \
+		sh -c "modprobe 8021q &&
+			ip link add link eth0 name eth0.100 type vlan id 100 &&
+			ip link set eth0.100 addrgenmode none &&
+			ip link set eth0.100 up"
 	check "barrier: ready" barrier ready
 	check "target: QPs in every state, answering the attacker" \
 		python3 "$hostile" target "$PEER_IP" "$PEER_IP6" "$MY_IP" "$MY_IP6"

@@ -497,6 +497,14 @@ show_gids() {
 	done
 }
 
+# peer_mac: the other guest's MAC on eth0, from the neighbour table (a ping
+# first makes sure it is there); fails when the peer does not answer.
+peer_mac() {
+	ping -c 1 -W 5 "$PEER_IP" >/dev/null || return 1
+	ip neigh show "$PEER_IP" dev eth0 |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'
+}
+
 # --- a lossy wire ------------------------------------------------------------
 
 # wire_netem [NETEM ARGS...]: netem (loss, delay, ...) on the packets eth0

@@ -73,11 +73,6 @@ group=239.1.2.6
 uni_counts() {
 	echo "drop_qkey_err $(counter drop_qkey_err) drop_addr_err $(counter drop_addr_err)"
 }
-# b's MAC, from the neighbour table (a ping fills it).
-peer_mac() {
-	ping -c 1 -W 5 "$PEER_IP" >/dev/null &&
-		ip neigh show "$PEER_IP" | grep -o 'lladdr [0-9a-f:]*' | cut -d' ' -f2
-}
 barrier uni-start || fail "the unicast-frame phase: the other guest did not come"
 if [ "$GUEST" = b ]; then
 	bg mckey-uni mckey -m "$group" -b "$MY_IP" -C 1

@@ -55,10 +55,6 @@ check "barrier: rxe0 is up on both" barrier rxe-up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
 check "ping $PEER_IP6" ping -c 2 -i 0.2 -w 20 "$PEER_IP6"
 
-peer_mac() {
-	ip neigh show "$PEER_IP" dev eth0 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'
-}
-
 if [ "$GUEST" = b ]; then
 	# Frames tagged VLAN 100 reach b's IP layer, through a netdev no
 	# QP's path is on (hostile.py's TARGET_VLAN).

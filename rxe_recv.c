@@ -4,10 +4,11 @@
  * door (rxe_net.c) is matched to its QP here: the QP must exist, carry the
  * packet's transport, hold the packet's P_Key and, for datagrams, its
  * Q_Key, be in a state that takes packets and, when connected, be the
- * QP the packet's addresses say it is for. Requests then queue for the
- * QP's responder, responses for its completer. A datagram for the
- * multicast QPN goes to every QP attached to the group it was sent to
- * (rxe_mcast.c), each with its own clone, each QP checked as above.
+ * QP the packet's addresses and ingress netdev say it is for. Requests
+ * then queue for the QP's responder, responses for its completer. A
+ * datagram for the multicast QPN goes to every QP attached to the group it
+ * was sent to (rxe_mcast.c), each QP checked as above, all but the last
+ * taking a clone.
  *
  * The lookup and the enqueue happen under one RCU read-side section, and
  * QP destroy waits for a grace period after unpublishing the QP before it

@@ -498,9 +498,10 @@ show_gids() {
 }
 
 # peer_mac: the other guest's MAC on eth0, from the neighbour table (a ping
-# first makes sure it is there); fails when the peer does not answer.
+# first makes sure it is there); fails when the peer does not answer within
+# 10 s.
 peer_mac() {
-	ping -c 1 -W 5 "$PEER_IP" >/dev/null || return 1
+	ping -c 1 -w 10 "$PEER_IP" >/dev/null || return 1
 	ip neigh show "$PEER_IP" dev eth0 |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'
 }

@@ -687,15 +687,20 @@ class Attacker:
                        roce.aeth(roce.NAK_ACC, 5), src=spoof4),
             self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 0) + b"uc-spoof",
                        src=spoof4),
+        ]
+        what = ("requests and a NAK to the live and UC QPs from another IPv4 "
+                "address, and a WRITE from the peer's IPv6 address")
+        if self.ours:
             # The right addresses, through another netdev of the target:
             # VLAN TARGET_VLAN, whose device it has, without an address.
-            self.frame(write, vlan=TARGET_VLAN),
-        ]
+            # The in-tree driver checks addresses only, and would execute
+            # it (and expect the PSN after it).
+            frames.append(self.frame(write, vlan=TARGET_VLAN))
+            what += ", and one from its IPv4 address tagged VLAN %d" % \
+                TARGET_VLAN
         # The NAK is for no PSN in flight: only the counters judge it.
-        self.phase("requests and a NAK to the live and UC QPs from another "
-                   "IPv4 address, a WRITE from the peer's IPv6 address, and "
-                   "one from the peer's IPv4 address tagged VLAN %d" %
-                   TARGET_VLAN, frames, {"rcvd_pkts": 6, "drop_addr_err": 6})
+        self.phase(what, frames, {"rcvd_pkts": len(frames),
+                                  "drop_addr_err": len(frames)})
         ud = self.ud_send(q["ud"], self.P.QKEY, b"to-many!")
         # Each of the driver's tests in turn: the frame's type, then the
         # IP address (in frames to the target's own MAC).

@@ -68,7 +68,8 @@ fi
 # A group's datagrams in frames to b's own MAC, as a bridge or an access
 # point that turns multicast into unicast delivers them (py/mcast_inject.py
 # on a): b's group QP takes the one to the multicast QPN with its Q_Key,
-# and the other two are refused and counted.
+# and the other two are refused and counted (ours: the in-tree driver has
+# no drop counters).
 group=239.1.2.6
 uni_counts() {
 	echo "drop_qkey_err $(counter drop_qkey_err) drop_addr_err $(counter drop_addr_err)"
@@ -77,14 +78,16 @@ barrier uni-start || fail "the unicast-frame phase: the other guest did not come
 if [ "$GUEST" = b ]; then
 	bg mckey-uni mckey -m "$group" -b "$MY_IP" -C 1
 	check "b joined $group for the unicast frames" mckey_joined mckey-uni "$group"
-	read -r _ qkey0 _ addr0 <<<"$(uni_counts)"
+	[ "$RXE_IMPL" != ours ] || read -r _ qkey0 _ addr0 <<<"$(uni_counts)"
 	barrier uni-joined || true
 	barrier uni-sent || true
 	check_match "b's group QP took the datagram to $group in a frame to b's MAC" \
 		"data transfers complete" bg_wait mckey-uni
-	want="drop_qkey_err $((qkey0 + 1)) drop_addr_err $((addr0 + 1))"
-	check_match "the other Q_Key and the unicast QPN were refused and counted ($want)" \
-		"^$want\$" uni_counts
+	if [ "$RXE_IMPL" = ours ]; then
+		want="drop_qkey_err $((qkey0 + 1)) drop_addr_err $((addr0 + 1))"
+		check_match "the other Q_Key and the unicast QPN were refused and counted ($want)" \
+			"^$want\$" uni_counts
+	fi
 else
 	barrier uni-joined || true
 	check "a sent three datagrams to $group in frames to b's MAC" \

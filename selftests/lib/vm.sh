@@ -20,9 +20,10 @@
 # returns 0 when every guest's script exited 0, and otherwise sets
 # VM_REASON to a one-line reason, and VM_BOOT_FAILED to the guests that
 # never began their test script (a kernel that panicked while booting:
-# under TCG one now and then does, before anything of the test ran). The guests' network is one Ethernet link
-# (QEMU dgram netdevs on 127.0.0.1 pointing at each other); guest a is
-# 10.11.0.1 / fd11::1, guest b 10.11.0.2 / fd11::2.
+# under TCG one now and then does, before anything of the test ran). The
+# guests' network is one Ethernet link (QEMU dgram netdevs on 127.0.0.1
+# pointing at each other); guest a is 10.11.0.1 / fd11::1, guest b
+# 10.11.0.2 / fd11::2.
 #
 # Environment:
 #   RXE_VM_ACCEL   tcg (default) or kvm

@@ -468,11 +468,6 @@ class Attacker:
             hdr += roce.aeth(0x1F, 1)
         return self.frame(hdr + payload)
 
-    def ud_send(self, qpn, qkey, payload=b"datagram", srcqp=0x77, **kw):
-        pad = -len(payload) % 4
-        return (roce.bth(roce.OP["UD SEND_ONLY"], qpn, 0, pad=pad, **kw) +
-                roce.deth(qkey, srcqp) + payload + b"\0" * pad)
-
     # --- phases ---
 
     def warm_up(self):
@@ -627,18 +622,18 @@ class Attacker:
                     for k in pkeys],
                    {"rcvd_pkts": len(pkeys), "drop_pkey_err": len(pkeys)})
         self.phase("wrong P_Key to the UD QP",
-                   [self.frame(self.ud_send(q["ud"], self.P.QKEY, pkey=0x1234))],
+                   [self.frame(roce.ud_send(q["ud"], self.P.QKEY, pkey=0x1234))],
                    {"rcvd_pkts": 1, "drop_pkey_err": 1})
         qkeys = [self.P.QKEY ^ 1, 0, 0x80000000 | self.P.QKEY, GSI_QKEY]
         self.phase("wrong Q_Keys to the UD QP (4, the controlled bit too)",
-                   [self.frame(self.ud_send(q["ud"], k)) for k in qkeys],
+                   [self.frame(roce.ud_send(q["ud"], k)) for k in qkeys],
                    {"rcvd_pkts": 4, "drop_qkey_err": 4})
         self.phase("wrong Q_Key to the GSI QP (QP1)",
-                   [self.frame(self.ud_send(1, self.P.QKEY))],
+                   [self.frame(roce.ud_send(1, self.P.QKEY))],
                    {"rcvd_pkts": 1, "drop_qkey_err": 1})
         st = [self.frame(self.send_only(q["reset"], 0)),
               self.frame(self.send_only(q["init"], 0)),
-              self.frame(self.ud_send(q["reset"], 0)),
+              self.frame(roce.ud_send(q["reset"], 0)),
               self.frame(roce.bth(OP["RC ACKNOWLEDGE"], q["rtr"], 0x10) +
                          roce.aeth(0x1F, 0)),
               self.frame(roce.bth(OP["RC RDMA_READ_RESPONSE_ONLY"], q["init"],
@@ -650,7 +645,7 @@ class Attacker:
                         "drop_bad_opcode": 1})
         mism = [self.frame(roce.bth(OP["UC SEND_ONLY"], q["live"], psn) +
                            b"uc!!"),
-                self.frame(self.ud_send(q["live"], 0)),
+                self.frame(roce.ud_send(q["live"], 0)),
                 self.frame(self.send_only(q["ud"], 0)),
                 self.frame(self.send_only(q["uc"], 0)),
                 self.frame(roce.bth(OP["RC RDMA_READ_REQUEST"], q["uc"], 0) +
@@ -701,7 +696,7 @@ class Attacker:
         # The NAK is for no PSN in flight: only the counters judge it.
         self.phase(what, frames, {"rcvd_pkts": len(frames),
                                   "drop_addr_err": len(frames)})
-        ud = self.ud_send(q["ud"], self.P.QKEY, b"to-many!")
+        ud = roce.ud_send(q["ud"], self.P.QKEY, b"to-many!")
         # Each of the driver's tests in turn: the frame's type, then the
         # IP address (in frames to the target's own MAC).
         many = [
@@ -726,13 +721,13 @@ class Attacker:
         """Fields routers rewrite are outside the ICRC: a datagram with
         odd TTL, DSCP/ECN, flow label, FECN/BECN must still arrive."""
         q = self.qpn
-        body4 = self.ud_send(q["ud"], self.P.QKEY, b"masked-v4", fecn=1,
+        body4 = roce.ud_send(q["ud"], self.P.QKEY, b"masked-v4", fecn=1,
                              becn=1, resv6=0x3F)
-        body6 = self.ud_send(q["ud"], self.P.QKEY, b"masked-v6!", fecn=1,
+        body6 = roce.ud_send(q["ud"], self.P.QKEY, b"masked-v6!", fecn=1,
                              becn=1, resv6=0x3F)
         # An IPv4 header with options (a NOP and an end-of-list, padded):
         # the ICRC covers them, the GRH is the base header.
-        body4o = self.ud_send(q["ud"], self.P.QKEY, b"ip-options!!")
+        body4o = roce.ud_send(q["ud"], self.P.QKEY, b"ip-options!!")
         frames = [self.frame(body4, ttl=3, tos=0x2B, ident=0x4242),
                   self.frame(body6, v6=True, ttl=2, tos=0xAB, flow=0x9ABCD),
                   self.frame(body4o, opts=b"\x01\x01\x01\x00")]

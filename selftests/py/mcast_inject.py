@@ -23,13 +23,11 @@ sys.path.insert(0, dirname(__file__))
 
 import roce  # noqa: E402
 
-MCAST_QPN = 0xFFFFFF
 SRC_QPN = 0x11
 
 
-def ud_send(qpn, qkey, payload):
-    return (roce.bth(roce.OP["UD SEND_ONLY"], qpn, 0) +
-            roce.deth(qkey, SRC_QPN) + payload.ljust(32, b"."))
+def ud_send(qpn, qkey, text):
+    return roce.ud_send(qpn, qkey, text.ljust(32, b"."), srcqp=SRC_QPN)
 
 
 def main():
@@ -38,9 +36,9 @@ def main():
     if len(bytes.fromhex(peer_mac.replace(":", ""))) != 6:
         sys.exit("mcast_inject.py: '%s' is no MAC address" % peer_mac)
     raw = roce.Raw(netdev)
-    sends = [ud_send(MCAST_QPN, qkey ^ 1, b"another Q_Key"),
+    sends = [ud_send(roce.MCAST_QPN, qkey ^ 1, b"another Q_Key"),
              ud_send(SRC_QPN, qkey, b"to a unicast QPN"),
-             ud_send(MCAST_QPN, qkey, b"to the group, one host's frame")]
+             ud_send(roce.MCAST_QPN, qkey, b"to the group, one host's frame")]
     for transport in sends:
         raw.send(roce.ether(peer_mac, raw.mac,
                             roce.roce(source, group, transport)))

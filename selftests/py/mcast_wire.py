@@ -51,7 +51,7 @@ def main():
             ("a UD SEND_ONLY_WITH_IMMEDIATE (mckey's)",
              lambda mac, p: p.opcode == ud_send),
             ("to the multicast QPN 0xFFFFFF",
-             lambda mac, p: p.qpn == 0xFFFFFF),
+             lambda mac, p: p.qpn == roce.MCAST_QPN),
             ("with the default P_Key", lambda mac, p: p.pkey == 0xFFFF),
             ("with Q_Key %#x" % qkey,
              lambda mac, p: p.hdrs.get("DETH", {}).get("qkey") == qkey),
@@ -90,7 +90,7 @@ def main():
 
     wrong = [n for n, _, _ in ours
              if [as_int(x) for x in rows.get(n, ["", "", ""])] !=
-             [ud_send, 0xFFFFFF, qkey]]
+             [ud_send, roce.MCAST_QPN, qkey]]
     check("tshark reads each as a UD SEND_ONLY_WITH_IMMEDIATE to QP "
           "0xFFFFFF with Q_Key "
           "%#x" % qkey, not wrong,

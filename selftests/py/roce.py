@@ -145,6 +145,18 @@ def deth(qkey, srcqp):
     return struct.pack(">II", qkey, srcqp & 0xFFFFFF)
 
 
+# The QPN a datagram to a multicast group is sent to (IBA 10.5.2).
+MCAST_QPN = 0xFFFFFF
+
+
+def ud_send(qpn, qkey, payload=b"datagram", srcqp=0x77, **kw):
+    """The RoCEv2 bytes (BTH onwards, without ICRC) of a UD SEND_ONLY to
+    qpn, its payload padded to a whole word; kw go to bth()."""
+    pad = -len(payload) % 4
+    return (bth(OP["UD SEND_ONLY"], qpn, 0, pad=pad, **kw) +
+            deth(qkey, srcqp) + payload + b"\0" * pad)
+
+
 # AETH syndromes (IBA 9.7.5.1.4 / table 42)
 AETH_ACK = 0x1F          # ACK, credit count "invalid"
 AETH_RNR = 0x20          # | timer code

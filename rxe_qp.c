@@ -683,23 +683,31 @@ void rxe_qp_event(struct rxe_qp *qp, enum ib_event_type type)
  * rxe_qp_set_error() - move a QP to the error state from the data path
  * @qp: the QP
  *
- * Both tasks run again to flush the outstanding work requests.
+ * Both tasks run again to flush the outstanding work requests. A QP
+ * already in error has had that run: each flushed work request whose
+ * completion finds the CQ full comes back here, and scheduling again for
+ * each would keep the flush going for as long as a user refills the ring.
  *
  * Context: any.
  */
 void rxe_qp_set_error(struct rxe_qp *qp)
 {
 	unsigned long flags;
+	bool changed;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->attr.qp_state != IB_QPS_RESET) {
+	changed = qp->attr.qp_state != IB_QPS_RESET &&
+		  qp->attr.qp_state != IB_QPS_ERR;
+	if (changed) {
 		WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
 		qp->attr.cur_qp_state = IB_QPS_ERR;
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	rxe_task_sched(&qp->send_task);
-	rxe_task_sched(&qp->recv_task);
+	if (changed) {
+		rxe_task_sched(&qp->send_task);
+		rxe_task_sched(&qp->recv_task);
+	}
 }
 
 /**

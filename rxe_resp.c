@@ -1411,6 +1411,9 @@ static void rxe_resp_ud(struct rxe_qp *qp, struct sk_buff *skb)
  */
 static void rxe_resp_flush(struct rxe_qp *qp)
 {
+	struct rxe_queue *q = &qp->rq.queue;
+	u32 n;
+
 	skb_queue_purge(&qp->req_q);
 	rxe_resp_drop_held(qp);
 	qp->resp.read = NULL;
@@ -1426,7 +1429,14 @@ static void rxe_resp_flush(struct rxe_qp *qp)
 		}
 		return;
 	}
-	while (rxe_resp_take_wqe(qp) != RXE_TAKE_EMPTY)
+	/*
+	 * Only the WQEs posted when the flush began. Those posted since
+	 * wait for the task's next run: a user who kept moving the
+	 * producer index on would otherwise keep this loop going, with
+	 * bottom halves off, for as long as it liked.
+	 */
+	n = rxe_queue_count(q, rxe_queue_peer_index(q));
+	while (n-- && rxe_resp_take_wqe(qp) != RXE_TAKE_EMPTY)
 		rxe_resp_complete(qp, NULL, IB_WC_WR_FLUSH_ERR, 0);
 }
 

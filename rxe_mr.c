@@ -86,9 +86,9 @@ static int rxe_mr_publish(struct rxe_dev *rxe, struct rxe_mr *mr)
 	u32 index, key;
 	int err;
 
-	err = xa_alloc_bh(&rxe->key_xa, &index,
-			  xa_tag_pointer(mr, RXE_KEY_TAG_MR),
-			  XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
+	err = xa_alloc(&rxe->key_xa, &index,
+		       xa_tag_pointer(mr, RXE_KEY_TAG_MR),
+		       XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
 	if (err)
 		return err == -EBUSY ? -ENOMEM : err;
 
@@ -327,7 +327,7 @@ int rxe_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (atomic_cmpxchg(&mr->num_mw, 0, -1))
 		return -EBUSY;
 
-	xa_erase_bh(&rxe->key_xa, ibmr->lkey >> 8);
+	xa_erase(&rxe->key_xa, ibmr->lkey >> 8);
 	rxe_obj_drain(&mr->obj);
 	rxe_mr_free(rxe, mr);
 	return 0;
@@ -1057,9 +1057,9 @@ int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 	spin_lock_init(&mw->lock);
 	mw->state = RXE_MR_INVALID;
 	mw->mr = NULL;
-	err = xa_alloc_bh(&rxe->key_xa, &index,
-			  xa_tag_pointer(mw, RXE_KEY_TAG_MW),
-			  XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
+	err = xa_alloc(&rxe->key_xa, &index,
+		       xa_tag_pointer(mw, RXE_KEY_TAG_MW),
+		       XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
 	if (err) {
 		rxe_limit_drop(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
 		return err == -EBUSY ? -ENOMEM : err;
@@ -1080,7 +1080,7 @@ int rxe_mw_dealloc(struct ib_mw *ibmw)
 	struct rxe_mw *mw = to_rxe_mw(ibmw);
 	struct rxe_mr *mr;
 
-	xa_erase_bh(&rxe->key_xa, ibmw->rkey >> 8);
+	xa_erase(&rxe->key_xa, ibmw->rkey >> 8);
 	/* Lookups use the window under RCU; ib_core frees it once we return. */
 	synchronize_rcu();
 

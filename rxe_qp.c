@@ -171,12 +171,12 @@ static int rxe_qp_alloc_qpn(struct rxe_dev *rxe, struct rxe_qp *qp)
 	int err;
 
 	if (qp->ibqp.qp_type == IB_QPT_GSI) {
-		err = xa_insert_bh(&rxe->qp_xa, 1, qp, GFP_KERNEL);
+		err = xa_insert(&rxe->qp_xa, 1, qp, GFP_KERNEL);
 		qpn = 1;
 	} else {
-		err = xa_alloc_cyclic_bh(&rxe->qp_xa, &qpn, qp,
-					 XA_LIMIT(RXE_QPN_MIN, RXE_QPN_LAST),
-					 &next, GFP_KERNEL);
+		err = xa_alloc_cyclic(&rxe->qp_xa, &qpn, qp,
+				      XA_LIMIT(RXE_QPN_MIN, RXE_QPN_LAST),
+				      &next, GFP_KERNEL);
 		if (err > 0)
 			err = 0;
 	}
@@ -299,7 +299,7 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
-	xa_erase_bh(&rxe->qp_xa, ibqp->qp_num);
+	xa_erase(&rxe->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
 err_net:
 	rxe_net_qp_cleanup(qp);
@@ -610,7 +610,7 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rxe_qp *qp = to_rxe_qp(ibqp);
 
 	rxe_mcast_qp_destroy(qp);
-	xa_erase_bh(&rxe->qp_xa, ibqp->qp_num);
+	xa_erase(&rxe->qp_xa, ibqp->qp_num);
 	rxe_net_qp_detach(qp);
 	synchronize_rcu();
 

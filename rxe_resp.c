@@ -52,6 +52,22 @@ enum rxe_resp_take {
 /* Bytes at the start of a UD receive buffer that hold the GRH. */
 #define RXE_GRH_BYTES		40
 
+/* The first kept packet is due to expire: the receive task drops it. */
+static enum hrtimer_restart rxe_resp_hold_timer_fn(struct hrtimer *timer)
+{
+	struct rxe_qp *qp = container_of(timer, struct rxe_qp, resp.hold_timer);
+
+	rxe_task_sched(&qp->recv_task);
+	return HRTIMER_NORESTART;
+}
+
+static void rxe_resp_hold_timer_init(struct rxe_qp *qp)
+{
+	hrtimer_init(&qp->resp.hold_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	qp->resp.hold_timer.function = rxe_resp_hold_timer_fn;
+}
+
 /**
  * rxe_resp_init() - allocate the responder's buffers
  * @qp: a new QP, with its receive queue or SRQ set
@@ -64,6 +80,7 @@ int rxe_resp_init(struct rxe_qp *qp)
 
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	__skb_queue_head_init(&qp->resp.held);
+	rxe_resp_hold_timer_init(qp);
 	qp->resp.wqe = kzalloc(struct_size(qp->resp.wqe, sge, max_sge),
 			       GFP_KERNEL);
 	if (!qp->resp.wqe)
@@ -95,9 +112,12 @@ static void rxe_resp_drop_held(struct rxe_qp *qp)
 /**
  * rxe_resp_cleanup() - free the responder's buffers
  * @qp: the QP, whose receive task is disabled
+ *
+ * Context: process context; may sleep (the hold timer's callback).
  */
 void rxe_resp_cleanup(struct rxe_qp *qp)
 {
+	hrtimer_cancel(&qp->resp.hold_timer);
 	rxe_resp_drop_held(qp);
 	kfree(qp->resp.res);
 	kfree(qp->resp.wqe);
@@ -115,9 +135,11 @@ void rxe_resp_reset(struct rxe_qp *qp)
 	struct rxe_rd_res *res = resp->res;
 	struct rxe_rwqe *wqe = resp->wqe;
 
+	hrtimer_cancel(&resp->hold_timer);
 	rxe_resp_drop_held(qp);
 	memset(resp, 0, sizeof(*resp));
 	__skb_queue_head_init(&resp->held);
+	rxe_resp_hold_timer_init(qp);
 	resp->wqe = wqe;
 	resp->res = res;
 	if (res)
@@ -1178,6 +1200,26 @@ static void rxe_resp_owe_ack(struct rxe_qp *qp, struct sk_buff *skb)
 }
 
 /*
+ * Have the receive task run when the first kept packet is due to expire
+ * (rxe_resp_next()), unless the timer is set already: a packet kept later
+ * than the first is due later, and one that was the first and went since
+ * leaves an early run, which sets the timer again for the new first.
+ */
+static void rxe_resp_hold_timer_arm(struct rxe_qp *qp)
+{
+	struct sk_buff *skb = skb_peek(&qp->resp.held);
+	long wait;
+
+	if (!skb || hrtimer_is_queued(&qp->resp.hold_timer))
+		return;
+	wait = (long)(rxe_skb_pkt(skb)->held_at +
+		      msecs_to_jiffies(RXE_HOLD_MAX_AGE_MS) + 1 - jiffies);
+	hrtimer_start(&qp->resp.hold_timer,
+		      ns_to_ktime(jiffies_to_nsecs(max(wait, 1L))),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+/*
  * Keep a request packet that arrived @diff PSNs past the one awaited, for
  * when the gap before it fills. Go-back-N would throw it away and have it
  * sent again; kept, it lets a requester that knows send only the packet
@@ -1222,6 +1264,7 @@ static bool rxe_resp_hold(struct rxe_qp *qp, struct sk_buff *skb, s32 diff)
 	rxe_skb_pkt(skb)->held_at = jiffies;
 	__skb_queue_after(held, pos, skb);
 	rxe_counter_inc(rxe, RXE_CNT_HELD_REQ);
+	rxe_resp_hold_timer_arm(qp);
 	return true;
 }
 
@@ -1245,8 +1288,10 @@ static struct sk_buff *rxe_resp_next(struct rxe_qp *qp)
 	while ((skb = skb_peek(held))) {
 		d = rxe_psn_diff(rxe_skb_pkt(skb)->psn, qp->resp.psn);
 		expired = time_after(jiffies, rxe_skb_pkt(skb)->held_at + age);
-		if (d > 0 && !expired)
+		if (d > 0 && !expired) {
+			rxe_resp_hold_timer_arm(qp);
 			break;
+		}
 		__skb_unlink(skb, held);
 		atomic_dec(&rxe->held_pkts);
 		if (d == 0 && !expired) {
@@ -1344,6 +1389,13 @@ static bool rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 	result = rxe_resp_execute(qp, skb, &status);
 	if (result != RXE_RESP_OK) {
 		rxe_resp_fail(qp, skb, result, status);
+		/*
+		 * Its RNR NAK or error NAK names this PSN, and the requester
+		 * goes back to it (after its RNR wait) on that: packets kept
+		 * past it draw no sequence NAK now (rxe_resp_gap_nak()), nor
+		 * do the ones still on their way.
+		 */
+		qp->resp.nak_sent = true;
 		return false;
 	}
 	if (pkt->mask & (RXE_SEND_MASK | RXE_WRITE_MASK)) {

@@ -632,6 +632,9 @@ struct rxe_rd_res {
  *	execute when it fills; the receive task owns the list, which is why
  *	it goes without the sk_buff_head's lock
  * @from_held: the last packet taken came from @held
+ * @hold_timer: runs the receive task once the first packet of @held is
+ *	due to expire, so that kept packets go with no packet after them
+ *	to take the task there; only the receive task arms it
  */
 struct rxe_resp {
 	u32 psn;
@@ -660,6 +663,7 @@ struct rxe_resp {
 	bool last_wqe;
 	struct sk_buff_head held;
 	bool from_held;
+	struct hrtimer hold_timer;
 };
 
 /**

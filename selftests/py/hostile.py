@@ -7,8 +7,8 @@
 
 The target (guest b) holds QPs in every state that matters: a live RC
 QP connected to the attacker's, a UD QP, a UC QP, RC QPs in RESET, INIT
-and RTR, one RC QP for the fuzzer, and victims for requests that must
-draw a NAK. It also has a VLAN device eth0.100 (the test script makes it),
+and RTR, one RC QP for the fuzzer, victims for requests that must draw a
+NAK, and one (vr) with no receive WQE, whose SENDs draw RNR NAKs. It also has a VLAN device eth0.100 (the test script makes it),
 up and without an address, through which tagged frames reach its IP layer.
 Where the kernel has the Memory Placement Extensions (RDMA
 FLUSH and ATOMIC WRITE, 6.2 on; both guests boot the same kernel) it
@@ -143,7 +143,7 @@ def target(peer4, peer6, me4, me6):
     hello = ctl.expect("hello")
 
     names = (["live", "ud", "uc", "reset", "init", "rtr", "fz", "fz2",
-              "fz3"] + ["v%d" % i for i in range(1, 8)] +
+              "fz3"] + ["v%d" % i for i in range(1, 8)] + ["vr"] +
              ["rd", "nf", "gn", "tl"])
     if mpe:
         names += ["pl"] + MPE_VICTIMS
@@ -858,6 +858,12 @@ class Attacker:
                   "error for %d" % nxt, naks and naks[0].psn == nxt and
                   naks[0].hdrs["AETH"]["syndrome"] == roce.NAK_SEQ,
                   aeths(naks))
+            # Kept packets expire on their own (RXE_HOLD_MAX_AGE_MS, 100
+            # ms), not only when the next packet finds them.
+            time.sleep(0.5)
+            n = self.counters()[0].get("held_expired", 0) - self.expired0
+            check("the 3 SENDs kept on the live QP expired unused with no "
+                  "packet after them (held_expired +%d, want 3)" % n, n == 3)
 
         # The target's requester: responses it never asked for.
         tpsn = (TARGET_PSN + 1) & 0xFFFFFF     # its next PSN
@@ -945,6 +951,40 @@ class Attacker:
             self.ask("read", off=ATOM_OFF, len=8)["data"]))[0]
         check("the misaligned CMP_SWP changed nothing (target holds 11)",
               val == 11, val)
+
+    def rnr_from_held(self):
+        """A SEND kept past a gap draws an RNR NAK when its turn comes (QP
+        vr has no receive WQE): that NAK names its PSN, and no NAK PSN
+        sequence error for the same PSN may follow it, though a packet
+        after it is still kept. One would send a requester that goes back
+        on a sequence NAK at once, not after its RNR wait. The one still
+        kept then expires with no packet after it."""
+        q = self.qpn["vr"]
+        OP = roce.OP
+        p = VICTIM_PSN
+        exp0 = self.counters()[0].get("held_expired", 0)
+        frames = [self.frame(self.send_only(q, p + 1)),
+                  self.frame(self.send_only(q, p + 2)),
+                  # zero bytes: nothing to place, and no R_Key to check
+                  self.frame(roce.bth(OP["RC RDMA_WRITE_ONLY"], q, p, ack=1) +
+                             roce.reth(self.addr + WRITE_OFF, self.rkey, 0))]
+        self.phase("vr: SENDs at +1 and +2, kept, then a WRITE at the PSN "
+                   "awaited, with no receive WQE for the SENDs", frames,
+                   {"rcvd_pkts": 3, "out_of_seq_request": 2,
+                    "held_request": 2, "send_seq_err": 1})
+        got = [(x.psn - p, x.hdrs["AETH"]["syndrome"] & 0xE0)
+               for x in self.replies(timeout=1.0, want=lambda x:
+                                     x.qpn == DEAD_QPN and x.opcode == 0x11)]
+        if not self.ours:
+            return
+        # (PSN - p, AETH type): a NAK sequence error for p, the ACK for
+        # the WRITE, an RNR NAK for the first SEND.
+        check("vr: a NAK sequence error for +0, the WRITE's ACK, an RNR "
+              "NAK for +1, and no NAK sequence error for +1",
+              got == [(0, roce.NAK_SEQ), (0, 0), (1, roce.AETH_RNR)], got)
+        n = self.counters()[0].get("held_expired", 0) - exp0
+        check("vr: the SEND still kept (+2) expired with no packet after it "
+              "(held_expired +%d, want 1)" % n, n == 1)
 
     def uc(self):
         """UC has no NAKs: bad requests are dropped and the QP lives on."""
@@ -2021,6 +2061,7 @@ class Attacker:
         self.masked()
         self.live_hostile()
         self.victims()
+        self.rnr_from_held()
         self.uc()
         self.placement()    # before the fuzz, which aims at its QPs too
         self.fuzz()

@@ -607,6 +607,14 @@ static bool rxe_req_send_packet(struct rxe_qp *qp, struct rxe_swqe *wqe,
 	bool ack;
 	u16 sport;
 
+	/*
+	 * A datagram is one packet, and its length was checked against the
+	 * MTU when it was posted; the netdev's MTU may have shrunk since.
+	 */
+	if (ud && !last) {
+		rxe_req_fail(qp, wqe, IB_WC_LOC_LEN_ERR);
+		return false;
+	}
 	skb = awrite ? NULL : rxe_req_lend(qp, wqe, info->length, offset,
 					   paylen, pad, &status);
 	if (IS_ERR(skb)) {

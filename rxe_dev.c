@@ -307,12 +307,18 @@ static int rxe_dev_add(const char *ibdev_name, struct net_device *ndev)
 	list_add_tail_rcu(&rxe->node, &rxe_dev_list);
 	/*
 	 * The notifier finds the device from here on. An MTU or link change
-	 * while it registered went by unseen: take the netdev's state again.
+	 * while it registered went by unseen: take the netdev's state again,
+	 * as the notifier does, on a device whose unregistration has not
+	 * begun: a `rdma link delete` may have found it the moment it was
+	 * registered, and an event dispatched now would outlive it.
 	 */
-	rtnl_lock();
-	rxe_dev_set_mtu(rxe);
-	rxe_dev_port_event(rxe);
-	rtnl_unlock();
+	if (ib_device_try_get(&rxe->ib_dev)) {
+		rtnl_lock();
+		rxe_dev_set_mtu(rxe);
+		rxe_dev_port_event(rxe);
+		rtnl_unlock();
+		ib_device_put(&rxe->ib_dev);
+	}
 	ibdev_info(&rxe->ib_dev, "added on %s, MTU %d\n", netdev_name(ndev),
 		   rxe_dev_mtu_bytes(rxe));
 	return 0;

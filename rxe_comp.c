@@ -504,13 +504,24 @@ static struct rxe_swqe *rxe_comp_head(struct rxe_qp *qp, u32 *indexp)
 	return NULL;
 }
 
-/* Fail the oldest unfinished work request; the QP goes to ERR. */
+/*
+ * Fail the oldest unfinished work request; the QP goes to ERR. That may be
+ * one a rewind set back to POSTED at req.index, and the requester has yet
+ * to send again: a NAK for its first PSN, or the retries run out on it,
+ * while the requester still sends what comes before. It is the one whose
+ * completion says why the QP failed.
+ */
 static void rxe_comp_fail(struct rxe_qp *qp, enum ib_wc_status status)
 {
 	struct rxe_swqe *wqe;
 	u32 index;
 
 	wqe = rxe_comp_head(qp, &index);
+	if (!wqe && qp->req.index != qp->req.tail &&
+	    rxe_sq_wqe(qp, qp->req.index)->started) {
+		index = qp->req.index;
+		wqe = rxe_sq_wqe(qp, index);
+	}
 	if (wqe) {
 		wqe->state = RXE_WQE_ERROR;
 		wqe->status = status;
@@ -996,6 +1007,11 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 	bool alone;
 	u32 acked = type == AETH_TYPE_ACK ? psn : rxe_psn_add(psn, -1);
 
+	/* A reserved syndrome (AETH type 2): the packet says nothing. */
+	if (type != AETH_TYPE_ACK && type != AETH_TYPE_NAK &&
+	    type != AETH_TYPE_RNR_NAK)
+		return;
+
 	/*
 	 * The responder has more than the requester sent again since a
 	 * rewind. After a sequence NAK for a packet that had gone once, that
@@ -1035,9 +1051,6 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 			rxe_comp_nak(qp, psn, syn);
 		else if (stop && rxe_psn_diff(acked, stop->first_psn) >= 0)
 			rxe_comp_hold(qp, psn, syn);
-		break;
-	default:
-		/* Reserved syndrome: ignore the packet. */
 		break;
 	}
 }

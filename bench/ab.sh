@@ -26,9 +26,10 @@
 #                      O_DIRECT, reads them back and compares (write and
 #                      read MB/s); 'nvme -s MIB -q QD' does it with fio
 #                      in 4 KiB blocks in random order, QD in flight,
-#                      each block checked; a loss= or drop= prefix
-#                      applies only while the data moves, not to the
-#                      connection.
+#                      each block checked, and 'nvme -s MIB -q QD -b KIB'
+#                      in KIB KiB blocks (a power of two, 4 to 1024); a
+#                      loss= or drop= prefix applies only while the data
+#                      moves, not to the connection.
 #   -r, --rounds N     rounds (default 5): each loads A, runs every case
 #                      once, unloads it, then the same for B; odd rounds A
 #                      first, even rounds B first
@@ -63,7 +64,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 . "$SELFTESTS/lib/vm.sh"
 
 usage() {
-	sed -n '4,50s/^# \{0,1\}//p' "$0"
+	sed -n '4,/^$/s/^# \{0,1\}//p' "$0"
 	exit "${1:-2}"
 }
 
@@ -134,7 +135,7 @@ fi
 # KIND LOSS PORT TOOL ARGS...
 parse_case() {
 	local -a w
-	local loss=0 kind port=18515 i a
+	local loss=0 kind port=18515 i a mib='' qd='' kib=''
 
 	read -r -a w <<<"$1"
 	if [[ ${w[0]:-} == loss=* || ${w[0]:-} == drop=* ]]; then
@@ -148,18 +149,32 @@ parse_case() {
 	fi
 	case ${w[0]:-} in
 	nvme)
-		# NVMe-oF: the size, and a queue depth for fio; the rest is fixed
-		# (lib/guest-ab.sh).
+		# NVMe-oF: the size, and for fio a queue depth and a block size;
+		# the rest is fixed (lib/guest-ab.sh). The guests take them by
+		# position: printed as nvme -s MIB [-q QD [-b KIB]].
 		[ "$n" = 2 ] || die "case '$1': nvme needs two guests (target on a, host on b)"
-		if { [ "${#w[@]}" != 3 ] && [ "${#w[@]}" != 5 ]; } || [ "${w[1]}" != -s ] ||
-			[[ ! ${w[2]} =~ ^[1-9][0-9]*$ ]] ||
-			{ [ "${#w[@]}" = 5 ] && { [ "${w[3]}" != -q ] || [[ ! ${w[4]} =~ ^[1-9][0-9]*$ ]]; }; }; then
-			die "case '$1': want 'nvme -s MIB [-q QD]' (MiB written and read back; QD: 4 KiB random I/O with fio)"
-		fi
+		for ((i = 1; i < ${#w[@]}; i += 2)); do
+			a=${w[i + 1]:-}
+			case ${w[i]} in
+			-s) [ -z "$mib" ] && [[ $a =~ ^[1-9][0-9]*$ ]] && mib=$a ;;
+			-q) [ -z "$qd" ] && [[ $a =~ ^[1-9][0-9]*$ ]] && qd=$a ;;
+			-b) [ -z "$kib" ] && [ -n "$a" ] && kib=$a ;;
+			*) false ;;
+			esac || { mib=; break; }
+		done
+		[ -n "$mib" ] ||
+			die "case '$1': want 'nvme -s MIB [-q QD [-b KIB]]' (MiB written and read back; QD: 4 KiB random I/O with fio; KIB: its block size)"
+		# dd copies in 1 MiB blocks: a block size is fio's only.
+		[ -n "$qd" ] || [ -z "$kib" ] ||
+			die "case '$1': -b KIB is fio's block size and needs -q QD (without -q, dd copies in 1 MiB blocks)"
+		# A power of two up to 1 MiB: MIB MiB is a whole number of blocks,
+		# as fio's --size must be.
+		[ -z "$kib" ] || [[ $kib =~ ^(4|8|16|32|64|128|256|512|1024)$ ]] ||
+			die "case '$1': -b wants a block size in KiB, a power of two from 4 to 1024, not '$kib'"
 		command -v nvme >/dev/null || die "case '$1': nvme-cli is not installed (selftests/setup.sh)"
-		[ "${#w[@]}" = 3 ] || command -v fio >/dev/null ||
+		[ -z "$qd" ] || command -v fio >/dev/null ||
 			die "case '$1': fio is not installed (selftests/setup.sh)"
-		echo "nvme $loss 4420 ${w[*]}"
+		echo "nvme $loss 4420 nvme -s $mib${qd:+ -q $qd}${kib:+ -b $kib}"
 		return
 		;;
 	ib_*_bw) kind=bw ;;

@@ -44,13 +44,18 @@ FIRST_COUNTERS = ("sent_pkts", "rcvd_pkts")
 
 
 def parse_case(text):
-    """'[loss=P% | drop=P%] TOOL ARGS' -> dict(kind, text, tool)."""
+    """'[loss=P% | drop=P%] TOOL ARGS' -> dict(kind, text, tool, bs_kib);
+    bs_kib: an nvme case's fio block size (-b KIB), None when not given
+    (4 KiB)."""
     w = text.split()
     if w and w[0].startswith(("loss=", "drop=")):
         w = w[1:]
     tool = w[0] if w else "?"
     kind = "nvme" if tool == "nvme" else "lat" if tool.endswith("_lat") else "bw"
-    return {"kind": kind, "text": text, "tool": tool}
+    bs = None
+    if kind == "nvme" and "-b" in w[:-1]:
+        bs = int(w[w.index("-b") + 1])
+    return {"kind": kind, "text": text, "tool": tool, "bs_kib": bs}
 
 
 def read_counters(path):
@@ -211,6 +216,9 @@ def main(d):
                 line += "; %s reads %s in sysfs" % (name, "/".join(vals))
         add(line)
     topo = info.get("topo", "two")
+    # A case with fio's block size (-b) changes the nvme note; without
+    # one it reads as it always did.
+    any_bs = any(c.get("bs_kib") is not None for c in cases)
     dur, mar = int(info.get("duration", 0) or 0), int(info.get("margin", 0) or 0)
     add("- **How**: one boot of %s (vCPUs per guest: %s), MTU %s (RoCE MTU %s); %s round(s), each "
         "side loaded in turn (A first in odd rounds, B first in even ones), every case once; "
@@ -222,9 +230,11 @@ def main(d):
             info.get("rounds", "?"), dur, mar, dur - 2 * mar,
             "; nvme: NVMe-oF over RDMA, nvmet-rdma on a (memory-backed null_blk), the host on "
             "b; MB/s = MiB x 2^20 / the seconds dd reports for the O_DIRECT write (with fsync) "
-            "and the O_DIRECT read (`-q QD`: fio's seconds for 4 KiB blocks in random order, "
-            "QD in flight, each block once; IOPS = MB/s x 10^6 / 4096); a run whose data did "
-            "not come back identical failed" if any(
+            "and the O_DIRECT read (`-q QD`: fio's seconds for 4 KiB blocks%s in random order, "
+            "QD in flight, each block once; IOPS = MB/s x 10^6 / %s); a run whose data did "
+            "not come back identical failed" % (
+                " (`-b KIB`: KIB KiB)" if any_bs else "",
+                "the block's bytes" if any_bs else "4096") if any(
                 c["kind"] == "nvme" for c in cases) else ""))
     add("- **Where**: kernel %s, QEMU %s (%s), perftest %s, git %s; host %s CPUs, load %s at "
         "start, %s at end; took %s s" % (

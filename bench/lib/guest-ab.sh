@@ -31,12 +31,13 @@
 #                         (KIND bw, lat or nvme; LOSS a netem loss in % or
 #                         0, dP a random drop of P% by nftables)
 #
-# A case of KIND nvme ("nvme 0 4420 nvme -s MIB [-q QD]") is NVMe-oF over
-# RDMA, as selftests/tests/35-nvme-rdma.sh sets it up but with the bench's
-# sides: guest a exports a memory-backed null_blk through nvmet-rdma, b
-# connects with nvme-cli, writes MIB MiB of a pattern with O_DIRECT, reads
-# them back and compares: with dd in 1 MiB blocks, or with -q with fio in
-# 4 KiB blocks in random order, QD in flight (nvme_run,
+# A case of KIND nvme ("nvme 0 4420 nvme -s MIB [-q QD [-b KIB]]", in
+# that order: bench/ab.sh prints it so) is NVMe-oF over RDMA, as
+# selftests/tests/35-nvme-rdma.sh sets it up but with the bench's sides:
+# guest a exports a memory-backed null_blk through nvmet-rdma, b connects
+# with nvme-cli, writes MIB MiB of a pattern with O_DIRECT, reads them
+# back and compares: with dd in 1 MiB blocks, or with -q with fio in KIB
+# KiB blocks (default 4) in random order, QD in flight (nvme_run,
 # lib/guest-bench.sh). The nvme modules are loaded once for the boot; the
 # export and the connection are made and taken down within each run, so
 # that nothing holds rxe0 when it is deleted and rdma_rxe removed.
@@ -125,7 +126,7 @@ run_summary() {
 	[ "$_rc" = 0 ] || return 0
 	if [ "$kind" = nvme ]; then
 		if [ "$_nvme_qd" != 0 ]; then
-			_summary="write $(mbps "$_nvme_mib" "$_nvme_w") MB/s ($(iops "$_nvme_mib" "$_nvme_w") IOPS), read $(mbps "$_nvme_mib" "$_nvme_r") MB/s ($(iops "$_nvme_mib" "$_nvme_r") IOPS) (fio: $_nvme_w s, $_nvme_r s), identical"
+			_summary="write $(mbps "$_nvme_mib" "$_nvme_w") MB/s ($(iops "$_nvme_mib" "$_nvme_w" "$_nvme_kib") IOPS), read $(mbps "$_nvme_mib" "$_nvme_r") MB/s ($(iops "$_nvme_mib" "$_nvme_r" "$_nvme_kib") IOPS) (fio: $_nvme_w s, $_nvme_r s), identical"
 			return 0
 		fi
 		_summary="write $(mbps "$_nvme_mib" "$_nvme_w") MB/s, read $(mbps "$_nvme_mib" "$_nvme_r") MB/s (dd: $_nvme_w s, $_nvme_r s), identical"
@@ -154,9 +155,9 @@ mbps() {
 	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", (s > 0 ? b * 1048576 / s / 1e6 : 0) }'
 }
 
-# iops MIB S: MIB MiB of 4 KiB I/Os in S seconds, per second.
+# iops MIB S KIB: MIB MiB of KIB KiB I/Os in S seconds, per second.
 iops() {
-	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? b * 256 / s : 0) }'
+	awk -v b="$1" -v s="$2" -v k="$3" 'BEGIN { printf "%.0f", (s > 0 ? b * 1024 / k / s : 0) }'
 }
 
 # ab_run SIDE K: run case K once for SIDE in this round and record it.
@@ -188,7 +189,7 @@ ab_run() {
 		attempt=1
 		# A pattern of its own for each run: round, side and case.
 		nvme_run "$name" "r$round-$side-c$k-1" "${w[5]}" "$loss" \
-			"$(printf '%08x%08x%016x' "$round" "'$side" "$k")" "${w[7]:-0}"
+			"$(printf '%08x%08x%016x' "$round" "'$side" "$k")" "${w[7]:-0}" "${w[9]:-4}"
 	else
 		[ "$loss" = 0 ] || loss_on "$loss"
 		while :; do
@@ -224,6 +225,8 @@ ab_run() {
 				# around it.
 				echo "nvme_mib=${w[5]}"
 				echo "nvme_qd=${w[7]:-0}"
+				# fio's block size in KiB (dd's is 1 MiB).
+				[ -z "${w[7]:-}" ] || echo "nvme_bs_kib=${w[9]:-4}"
 				echo "write_s=$_nvme_w"
 				echo "read_s=$_nvme_r"
 				echo "write_wall_s=$_nvme_ww"
@@ -232,6 +235,7 @@ ab_run() {
 		} >"$name.info"
 		_nvme_mib=${w[5]:-0}
 		_nvme_qd=${w[7]:-0}
+		_nvme_kib=${w[9]:-4}
 		run_summary "$name" "$kind" "$window"
 		[ "$attempt" = 1 ] || more=", $attempt attempts"
 		# The case as given: [loss=P% | drop=P%] TOOL ARGS.

@@ -404,24 +404,25 @@ nvme_step() {
 	return 1
 }
 
-# nvme_fio WHAT RW QD MIB KEY: one timed fio job on /dev/$_disk, 4 KiB
-# blocks in random order at queue depth QD over the first MIB MiB, each
-# block once (fio's random map): RW randwrite fills every block with KEY
-# and its own offset (and syncs at the end), RW randread reads them back
-# and checks each against the same, stopping at the first that differs.
+# nvme_fio WHAT RW QD MIB KEY [KIB]: one timed fio job on /dev/$_disk,
+# KIB KiB blocks (default 4; MIB MiB must be a whole number of them) in
+# random order at queue depth QD over the first MIB MiB, each block once
+# (fio's random map): RW randwrite fills every block with KEY and its own
+# offset (and syncs at the end), RW randread reads them back and checks
+# each against the same, stopping at the first that differs.
 # fio's own figure of the job's seconds (milliseconds from its terse
 # output) goes to _dd_s, the wall time around it to _dd_wall, as nvme_dd.
 nvme_fio() {
-	local what=$1 rw=$2 qd=$3 mib=$4 key=$5 rc=0 t0 ms
+	local what=$1 rw=$2 qd=$3 mib=$4 key=$5 kib=${6:-4} rc=0 t0 ms
 	local -a f sync=()
 
 	_dd_s='' _dd_wall=''
 	[ "$rw" != randwrite ] || sync=(--end_fsync=1)
 	rm -f "$NVME_BACK.fio"
-	echo "\$ fio --rw=$rw --bs=4k --iodepth=$qd --ioengine=libaio --direct=1 --size=${mib}M --verify=pattern"
+	echo "\$ fio --rw=$rw --bs=${kib}k --iodepth=$qd --ioengine=libaio --direct=1 --size=${mib}M --verify=pattern"
 	t0=${EPOCHREALTIME/./}
 	LC_ALL=C timeout -k 5 "$NVME_DD_TIMEOUT" fio --name="$what" --filename="/dev/$_disk" \
-		--rw="$rw" --bs=4k --iodepth="$qd" --ioengine=libaio --direct=1 \
+		--rw="$rw" --bs="${kib}k" --iodepth="$qd" --ioengine=libaio --direct=1 \
 		--size="${mib}M" --randrepeat=0 --verify=pattern \
 		--verify_pattern="0x$key%o" --verify_fatal=1 --do_verify=0 \
 		"${sync[@]}" --output-format=terse --terse-version=3 --output="$NVME_BACK.fio" || rc=$?
@@ -443,23 +444,23 @@ nvme_fio() {
 	_dd_s=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
 }
 
-# nvme_run NAME TAG MIB LOSS KEY [QD]: one nvme run on both guests (target
-# on a, host on b). a exports nullb0; b connects; LOSS (as loss_on) goes
-# on on both guests, as in test 35 after the connection, so that
-# rdma_cm's MADs are not what is measured; b writes MIB MiB of a pattern
-# under KEY (32 hex digits, new for each run of the boot: a read of an
-# earlier run's data cannot pass), drops the page cache and reads them
-# back. Without QD (or 0) dd writes them in 1 MiB blocks with O_DIRECT and
-# fsync, reads them back with O_DIRECT and compares; with QD, fio writes
-# and reads them back in 4 KiB blocks in random order, QD in flight, each
-# block checked (nvme_fio). LOSS goes off; b disconnects; a takes the
-# export down. Sets _rc (b: 0 only when the data came back identical;
-# 200: the other guest is gone), _nvme_w and _nvme_r (dd's or fio's
-# seconds), _nvme_ww and _nvme_rw (the wall time around each) and leaves
-# NAME.client.log (b), NAME.server.log and .server.rc (a) and
-# NAME.counters (each guest: what moved while the data did).
+# nvme_run NAME TAG MIB LOSS KEY [QD [KIB]]: one nvme run on both guests
+# (target on a, host on b). a exports nullb0; b connects; LOSS (as
+# loss_on) goes on on both guests, as in test 35 after the connection, so
+# that rdma_cm's MADs are not what is measured; b writes MIB MiB of a
+# pattern under KEY (32 hex digits, new for each run of the boot: a read
+# of an earlier run's data cannot pass), drops the page cache and reads
+# them back. Without QD (or 0) dd writes them in 1 MiB blocks with
+# O_DIRECT and fsync, reads them back with O_DIRECT and compares; with QD,
+# fio writes and reads them back in KIB KiB blocks (default 4) in random
+# order, QD in flight, each block checked (nvme_fio). LOSS goes off; b
+# disconnects; a takes the export down. Sets _rc (b: 0 only when the data
+# came back identical; 200: the other guest is gone), _nvme_w and _nvme_r
+# (dd's or fio's seconds), _nvme_ww and _nvme_rw (the wall time around
+# each) and leaves NAME.client.log (b), NAME.server.log and .server.rc (a)
+# and NAME.counters (each guest: what moved while the data did).
 nvme_run() {
-	local name=$1 tag=$2 mib=$3 loss=$4 key=$5 qd=${6:-0} ok=1 up=0 log rc=1
+	local name=$1 tag=$2 mib=$3 loss=$4 key=$5 qd=${6:-0} kib=${7:-4} ok=1 up=0 log rc=1
 
 	_rc=0 _nvme_w='' _nvme_r='' _nvme_ww='' _nvme_rw=''
 	log=$name.client.log
@@ -491,12 +492,12 @@ nvme_run() {
 					# would cut the side's own look for warnings short).
 					_nvme_klog=$(dmesg | wc -l)
 					if [ "$qd" != 0 ]; then
-						nvme_fio write randwrite "$qd" "$mib" "$key" &&
+						nvme_fio write randwrite "$qd" "$mib" "$key" "$kib" &&
 							_nvme_w=$_dd_s _nvme_ww=$_dd_wall &&
 							echo 3 >/proc/sys/vm/drop_caches &&
-							nvme_fio read randread "$qd" "$mib" "$key" &&
+							nvme_fio read randread "$qd" "$mib" "$key" "$kib" &&
 							_nvme_r=$_dd_s _nvme_rw=$_dd_wall &&
-							echo "$mib MiB read back identical (fio: every 4 KiB block)" && rc=0
+							echo "$mib MiB read back identical (fio: every $kib KiB block)" && rc=0
 					else
 						nvme_dd write if="$NVME_PAT" of="/dev/$_disk" bs=1M count="$mib" \
 							oflag=direct conv=fsync && _nvme_w=$_dd_s _nvme_ww=$_dd_wall &&

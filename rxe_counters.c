@@ -49,6 +49,7 @@ static const struct rdma_stat_desc rxe_counter_descs[RXE_CNT_NUM] = {
 	[RXE_CNT_READ_REFETCH]		= { .name = "read_refetch" },
 	[RXE_CNT_NAK_HELD]		= { .name = "nak_held" },
 	[RXE_CNT_ACK_HELD]		= { .name = "ack_held" },
+	[RXE_CNT_DROP_UC]		= { .name = "drop_uc_msg" },
 };
 
 /**

@@ -1163,6 +1163,8 @@ static void rxe_resp_fail(struct rxe_qp *qp, struct sk_buff *skb,
 		if (result == RXE_RESP_DROP && !qp->resp.wqe_valid &&
 		    status == IB_WC_SUCCESS)
 			rxe_counter_inc(rxe, RXE_CNT_DROP_NO_WQE);
+		else
+			rxe_counter_inc(rxe, RXE_CNT_DROP_UC);
 		qp->resp.msg = 0;
 		qp->resp.drop_msg = !(pkt->mask & RXE_END_MASK);
 		return;
@@ -1411,12 +1413,16 @@ static bool rxe_resp_rc(struct rxe_qp *qp, struct sk_buff *skb)
 static void rxe_resp_uc(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	struct rxe_pkt *pkt = rxe_skb_pkt(skb);
+	struct rxe_dev *rxe = rxe_qp_dev(qp);
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	enum rxe_resp_result result;
 
 	if (pkt->psn != qp->resp.psn || qp->resp.drop_msg) {
+		if (rxe_psn_diff(pkt->psn, qp->resp.psn) > 0)
+			rxe_counter_inc(rxe, RXE_CNT_OUT_OF_SEQ_REQ);
 		/* A packet got lost: the rest of its message goes too. */
 		if (!(pkt->mask & RXE_START_MASK)) {
+			rxe_counter_inc(rxe, RXE_CNT_DROP_UC);
 			qp->resp.drop_msg = true;
 			qp->resp.psn = rxe_psn_add(pkt->psn, 1);
 			return;

@@ -58,7 +58,8 @@ def info(text):
 
 DROPS = ["drop_icrc_err", "drop_malformed", "drop_bad_opcode",
          "drop_unknown_qpn", "drop_pkey_err", "drop_qkey_err",
-         "drop_qp_state", "drop_nomem", "drop_no_recv_wqe", "drop_addr_err"]
+         "drop_qp_state", "drop_nomem", "drop_no_recv_wqe", "drop_addr_err",
+         "drop_uc_msg"]
 GSI_QKEY = 0x80010000
 DEAD_QPN = 0x7F0001         # a QPN nobody has on the attacker's side
 LIVE_PSN = 0xFFFFFE         # the attacker's first PSN: crosses the wrap
@@ -998,9 +999,12 @@ class Attacker:
             # a new message after a gap: a first packet resynchronises
             self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 7) + b"uc-ok!!!"),
         ]
+        # Each refusal is counted, though UC answers none; the SEND after
+        # the gap counts as out of sequence, and is delivered.
         self.phase("UC: MIDDLE and LAST without FIRST, WRITE with a bad "
                    "R_Key, then a SEND after a PSN gap", frames,
-                   {"rcvd_pkts": 4})
+                   {"rcvd_pkts": 4, "drop_uc_msg": 3,
+                    "out_of_seq_request": 1})
         rep = self.replies(timeout=1.0, want=lambda p: p.qpn == DEAD_QPN)
         check("UC: nothing is answered", not rep, [p.name for p in rep])
         w = [x for x in self.ask("poll", n=4, timeout=3)["wcs"] if x["qp"] == "uc"]
@@ -1022,7 +1026,8 @@ class Attacker:
             self.frame(roce.bth(OP["UC SEND_ONLY"], q["uc"], 11) + b"uc-after"),
         ]
         self.phase("UC: a SEND that lost its middle, then a WRITE with "
-                   "immediate and a SEND", frames, {"rcvd_pkts": 3})
+                   "immediate and a SEND", frames,
+                   {"rcvd_pkts": 3, "out_of_seq_request": 1})
         w2 = [x for x in self.ask("poll", n=4, timeout=3)["wcs"]
               if x["qp"] == "uc"]
         first = w[0]["wr_id"] + 1 if len(w) == 1 else -1
@@ -1034,6 +1039,20 @@ class Attacker:
         check("UC: the WRITE with immediate placed its bytes",
               bytes.fromhex(self.ask("read", off=WRITE_OFF + 2048,
                                      len=8)["data"]) == b"uc-wimm!")
+
+        # The rest of a message that lost a packet is dropped, and counted;
+        # its first packet took a receive WQE, which the next message gets.
+        frames = [
+            self.frame(roce.bth(OP["UC SEND_FIRST"], q["uc"], 12) + b"f" * 1024),
+            self.frame(roce.bth(OP["UC SEND_MIDDLE"], q["uc"], 14) + b"m" * 1024),
+            self.frame(roce.bth(OP["UC SEND_LAST"], q["uc"], 15) + b"l" * 8),
+        ]
+        self.phase("UC: a SEND whose second packet is lost", frames,
+                   {"rcvd_pkts": 3, "out_of_seq_request": 1,
+                    "drop_uc_msg": 2})
+        check("UC: nothing of the broken SEND completes",
+              not [x for x in self.ask("poll", n=4, timeout=1)["wcs"]
+                   if x["qp"] == "uc"])
 
     def placement(self):
         """RDMA FLUSH and ATOMIC WRITE (Memory Placement Extensions, IBA

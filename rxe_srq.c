@@ -39,9 +39,17 @@ int rxe_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (attr->max_wr < 1 || attr->max_wr > rxe->attr.max_srq_wr ||
-	    attr->max_sge < 1 || attr->max_sge > rxe->attr.max_srq_sge ||
-	    attr->srq_limit > attr->max_wr)
+	    attr->max_sge > rxe->attr.max_srq_sge)
 		return -EINVAL;
+	/*
+	 * As the in-tree driver takes them: no SGE is one, and a limit the
+	 * SRQ could never fall below arms nothing. libibverbs documents the
+	 * limit as irrelevant at creation, so callers may leave anything
+	 * there; modify_srq is where a bad one is refused.
+	 */
+	attr->max_sge = max_t(u32, attr->max_sge, 1);
+	if (attr->srq_limit > attr->max_wr)
+		attr->srq_limit = 0;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 

@@ -190,6 +190,21 @@ def bad_calls(ctx):
                  lambda: srq.modify(SrqAttr(srq_limit=1000),
                                     e.IBV_SRQ_LIMIT))
     srq.close()
+    # What the in-tree driver takes at creation, ours takes too: no SGE
+    # (one is given), and a limit above the size, which libibverbs
+    # documents as irrelevant there (it arms nothing).
+    try:
+        srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=32, max_sge=0,
+                                          srq_limit=1000)))
+    except PyverbsRDMAError as err:
+        check("SRQ created with max_sge 0 and srq_limit 1000 (both as the "
+              "in-tree driver takes them)", False, err)
+    else:
+        got = srq.query()
+        check("SRQ created with max_sge 0 and srq_limit 1000: one SGE, no "
+              "limit armed", got.max_sge >= 1 and got.srq_limit == 0,
+              "max_sge %d, srq_limit %d" % (got.max_sge, got.srq_limit))
+        srq.close()
     cq.close()
     pd.close()
 

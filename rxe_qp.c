@@ -103,7 +103,9 @@ static int rxe_qp_init_sq(struct rxe_qp *qp, struct ib_qp_init_attr *init)
 	sq->max_sge = max_t(u32, cap->max_send_sge, 1);
 	sq->max_inline = max_t(u32, cap->max_inline_data,
 			       sq->max_sge * sizeof(struct ib_sge));
-	sq->swqe_size = rxe_qp_swqe_size(sq->max_sge, sq->max_inline);
+	/* The shadow ring's stride: its entries hold u64 fields. */
+	sq->swqe_size = ALIGN(rxe_qp_swqe_size(sq->max_sge, sq->max_inline),
+			      __alignof__(struct rxe_swqe));
 	slot = qp->is_user ? rxe_qp_send_wqe_size(sq->max_sge, sq->max_inline) :
 			     sq->swqe_size;
 

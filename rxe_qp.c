@@ -594,7 +594,8 @@ int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  *     any more, and no skb destructor is scheduling its tasks.
  *  2. Disable both tasks: neither runs again, and a queued work item has
  *     finished. Timers only ask a disabled task to run, which it notes.
- *  3. Stop the timers, which no task can now re-arm.
+ *  3. Stop the completer's timers, which no task can now re-arm (the
+ *     responder's hold timer goes with its buffers, at step 6).
  *  4. Drop the packets still queued for the QP.
  *  5. Drain the remaining references, held by contexts that finish on
  *     their own (among them a CPU's list of QPs owing an ACK, whose
@@ -602,7 +603,8 @@ int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  *     in the network stack are not among them: a stuck netdev may keep
  *     them for good, and they only pin the QP's struct rxe_net_tx
  *     (rxe_net_qp_cleanup()).
- *  6. Free the rings; ib_core frees the QP itself once we return.
+ *  6. Free the responder's buffers and the rings; ib_core frees the QP
+ *     itself once we return.
  *
  * Return: 0.
  */

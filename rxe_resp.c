@@ -113,7 +113,7 @@ static void rxe_resp_drop_held(struct rxe_qp *qp)
  * rxe_resp_cleanup() - free the responder's buffers
  * @qp: the QP, whose receive task is disabled
  *
- * Context: process context; may sleep (the hold timer's callback).
+ * Context: any in which the hold timer's callback may be waited for.
  */
 void rxe_resp_cleanup(struct rxe_qp *qp)
 {

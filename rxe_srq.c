@@ -42,10 +42,12 @@ int rxe_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	    attr->max_sge > rxe->attr.max_srq_sge)
 		return -EINVAL;
 	/*
-	 * As the in-tree driver takes them: no SGE is one, and a limit the
-	 * SRQ could never fall below arms nothing. libibverbs documents the
-	 * limit as irrelevant at creation, so callers may leave anything
-	 * there; modify_srq is where a bad one is refused.
+	 * What the in-tree driver takes: no SGE is one, and any limit.
+	 * libibverbs documents the limit as irrelevant at creation, so a
+	 * caller may leave anything there. One above the size, which the
+	 * SRQ is always below (the in-tree driver raises the limit event
+	 * at the first WQE taken), arms nothing here; modify_srq refuses
+	 * it.
 	 */
 	attr->max_sge = max_t(u32, attr->max_sge, 1);
 	if (attr->srq_limit > attr->max_wr)

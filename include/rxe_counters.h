@@ -75,12 +75,12 @@
  *	(rxe_comp_hold())
  * @RXE_CNT_ACK_HELD: ACKs past a READ or atomic still waiting for its
  *	responses, held until those are in (rxe_comp_hold())
- * @RXE_CNT_NUM: number of counters
  * @RXE_CNT_DROP_UC: UC request packets dropped without a word, as UC
  *	has no NAK: refused (R_Key, bounds, opcode sequence, a message
  *	longer than its receive WQE), or a later packet of a message whose
  *	earlier packet was lost or refused (its first packet, refused for
  *	want of a receive WQE, counts under drop_no_recv_wqe)
+ * @RXE_CNT_NUM: number of counters
  */
 enum rxe_counter {
 	RXE_CNT_SENT_PKTS,

@@ -61,8 +61,11 @@ static enum hrtimer_restart rxe_resp_hold_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-static void rxe_resp_hold_timer_init(struct rxe_qp *qp)
+/* The responder's state as a new QP has it: nothing kept, no timer set. */
+static void rxe_resp_clear(struct rxe_qp *qp)
 {
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	__skb_queue_head_init(&qp->resp.held);
 	hrtimer_init(&qp->resp.hold_timer, CLOCK_MONOTONIC,
 		     HRTIMER_MODE_REL_SOFT);
 	qp->resp.hold_timer.function = rxe_resp_hold_timer_fn;
@@ -78,9 +81,7 @@ int rxe_resp_init(struct rxe_qp *qp)
 {
 	u32 max_sge = qp->srq ? qp->srq->max_sge : qp->rq.max_sge;
 
-	memset(&qp->resp, 0, sizeof(qp->resp));
-	__skb_queue_head_init(&qp->resp.held);
-	rxe_resp_hold_timer_init(qp);
+	rxe_resp_clear(qp);
 	qp->resp.wqe = kzalloc(struct_size(qp->resp.wqe, sge, max_sge),
 			       GFP_KERNEL);
 	if (!qp->resp.wqe)
@@ -137,9 +138,7 @@ void rxe_resp_reset(struct rxe_qp *qp)
 
 	hrtimer_cancel(&resp->hold_timer);
 	rxe_resp_drop_held(qp);
-	memset(resp, 0, sizeof(*resp));
-	__skb_queue_head_init(&resp->held);
-	rxe_resp_hold_timer_init(qp);
+	rxe_resp_clear(qp);
 	resp->wqe = wqe;
 	resp->res = res;
 	if (res)

@@ -342,6 +342,23 @@ static void *rxe_mr_entry_rcu(struct rxe_dev *rxe, u32 key, unsigned int *tag)
 	return entry ? xa_untag_pointer(entry) : NULL;
 }
 
+/*
+ * Take the reference of an access that is about to check @mr's state, for
+ * rxe_mr_invalidate() to wait on.
+ */
+static bool rxe_mr_tryget(struct rxe_mr *mr)
+{
+	if (!rxe_obj_get(&mr->obj))
+		return false;
+	/*
+	 * The reference before the state check; pairs with the cmpxchg of
+	 * the state before the count read in rxe_mr_invalidate(). An access
+	 * that still sees the MR valid is one the invalidation waits for.
+	 */
+	smp_mb__after_atomic();
+	return true;
+}
+
 /* Look a key up and take a reference on the MR it names. */
 static struct rxe_mr *rxe_mr_lookup(struct rxe_dev *rxe, u32 key)
 {
@@ -350,7 +367,7 @@ static struct rxe_mr *rxe_mr_lookup(struct rxe_dev *rxe, u32 key)
 
 	rcu_read_lock();
 	mr = rxe_mr_entry_rcu(rxe, key, &tag);
-	if (mr && (tag != RXE_KEY_TAG_MR || !rxe_obj_get(&mr->obj)))
+	if (mr && (tag != RXE_KEY_TAG_MR || !rxe_mr_tryget(mr)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -451,7 +468,7 @@ static struct rxe_mr *rxe_mr_lookup_remote(const struct rxe_qp *qp, u32 rkey,
 	if (entry && tag == RXE_KEY_TAG_MW)
 		mr = rxe_mw_get_remote(qp, entry, rkey, iova, length, access,
 				       whole);
-	else if (entry && rxe_obj_get(&((struct rxe_mr *)entry)->obj))
+	else if (entry && rxe_mr_tryget(entry))
 		mr = entry;
 	rcu_read_unlock();
 	if (!mr || tag == RXE_KEY_TAG_MW)
@@ -906,6 +923,25 @@ static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
 	return err;
 }
 
+/*
+ * Wait for the accesses that found @mr valid before rxe_mr_invalidate()
+ * made it invalid: a peer's packet placed or read, a local SGE copied.
+ * Each holds a reference, taken before its state check, for one packet's
+ * copy with bottom halves off; and a fast-registration MR has no other
+ * reference than its creator's and the caller's, since no window binds
+ * it (see rxe_mr_invalidate()). So the wait is for other CPUs finishing
+ * at most one packet each, and no holder of such a reference ever
+ * invalidates. Once it ends, those copies are done, and the invalidation
+ * may complete: no byte of the MR moves after the consumer sees it.
+ */
+static void rxe_mr_wait_accesses(struct rxe_mr *mr)
+{
+	while (refcount_read(&mr->obj.ref) > 2)
+		cpu_relax();
+	/* The copies (before each access's release of its reference) first. */
+	smp_acquire__after_ctrl_dep();
+}
+
 /**
  * rxe_mr_invalidate() - invalidate a key
  * @qp: the QP asking (LOCAL_INV, or a received SEND with invalidate); the
@@ -942,7 +978,14 @@ int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey, bool remote)
 	 */
 	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG && mr->ibmr.rkey == rkey &&
 	    mr->ibmr.pd == qp->ibqp.pd && !atomic_read(&mr->num_mw)) {
-		WRITE_ONCE(mr->state, RXE_MR_INVALID);
+		/*
+		 * Fully ordered: the count is read after the state is
+		 * written. Only the invalidation that ends the MR's validity
+		 * waits; one of an MR already invalid has nothing to wait for.
+		 */
+		if (cmpxchg(&mr->state, RXE_MR_VALID, RXE_MR_INVALID) ==
+		    RXE_MR_VALID)
+			rxe_mr_wait_accesses(mr);
 		err = 0;
 	}
 	rxe_mr_put(mr);

@@ -165,8 +165,9 @@ enum rxe_mr_state {
  * struct rxe_mr - a memory region
  * @ibmr: ib_core's MR, with the lkey and rkey
  * @obj: references from packets and work requests that use it
- * @state: see enum rxe_mr_state; written with WRITE_ONCE by the QP that
- *	registers or invalidates it
+ * @state: see enum rxe_mr_state; written by the QP that registers it
+ *	(release) or invalidates it (cmpxchg, then a wait for the accesses
+ *	that found it valid: rxe_mr_invalidate())
  * @access: IB_ACCESS_* flags
  * @umem: the pinned user memory of a user MR
  * @pages: the blocks behind the MR, 1 << @page_shift bytes each, by the

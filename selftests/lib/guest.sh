@@ -110,6 +110,10 @@ counters() {
 # driver runs it: the counters say whether packets were lost, retried or
 # dropped, the QPs where they stand. A test may define its own.
 failure_state() {
+	if [ -n "${_mcast_before:-}" ]; then
+		echo "multicast before: $_mcast_before"
+		echo "multicast now:    $(mcast_counts)"
+	fi
 	[ -e /sys/class/infiniband/rxe0 ] || return 0
 	echo "state of $(hostname) after the failure:"
 	counters rxe0 | fold -s -w 150
@@ -194,6 +198,11 @@ fail() {
 # info "text": a comment line in the test log.
 info() {
 	echo "# $*"
+}
+
+# checks_log "text": a line in checks.log only, for whoever reads a failure.
+checks_log() {
+	echo "$*" >>"$_out/checks.log"
 }
 
 finish() {

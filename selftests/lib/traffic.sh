@@ -167,6 +167,19 @@ rping_pair() {
 	barrier "pair$_pairn-done" || true
 }
 
+# mcast_counts: where this guest's multicast datagrams went, by layer: what
+# eth0 received and sent, what IP took in and sent as multicast, what UDP
+# delivered or found no socket for.
+mcast_counts() {
+	local s=/sys/class/net/eth0/statistics
+
+	echo "eth0 rx_multicast $(cat $s/multicast) rx_packets $(cat $s/rx_packets)" \
+		"rx_dropped $(cat $s/rx_dropped) tx_packets $(cat $s/tx_packets);" \
+		"$(nstat -asz IpExtInMcastPkts IpExtOutMcastPkts IpInDiscards \
+			UdpInDatagrams UdpNoPorts UdpInErrors |
+			awk '$1 !~ /^#/ { printf "%s %s ", $1, $2 }')"
+}
+
 # mckey_pair WHAT GROUP: rdma_cm multicast over IPv4 (rdma_cm joins no
 # IPv6 group on RoCEv2): mckey on $SERVER (default a) joins GROUP and must
 # receive the 20 datagrams mckey on the other guest sends to it. The
@@ -174,11 +187,15 @@ rping_pair() {
 # programs its multicast filter from a work item, after the join has
 # returned, and a sender that starts at once lost all 20 datagrams once.
 # The IP layer still delivers only what the joined group is sent.
+# Both guests log mcast_counts before and after into checks.log, and a
+# failed receiver shows them, to say at which layer datagrams vanished.
 mckey_pair() {
 	local what=$1 group=$2 server=${SERVER:-a}
 
 	_pairn=$((_pairn + 1))
 	barrier "pair$_pairn-start" || { fail "$what: the other guest did not come"; return 0; }
+	_mcast_before=$(mcast_counts)
+	checks_log "mcast counts before mckey: $_mcast_before"
 	if [ "$GUEST" = "$server" ]; then
 		ip link set eth0 allmulticast on
 		bg "mckey$_pairn" mckey -m "$group" -b "$MY_IP" -C 20
@@ -191,6 +208,8 @@ mckey_pair() {
 		check_match "$what (sender)" "data transfers complete" \
 			mckey -m "$group" -b "$MY_IP" -s -C 20
 	fi
+	checks_log "mcast counts after mckey:  $(mcast_counts)"
+	_mcast_before=
 	barrier "pair$_pairn-done" || true
 }
 

@@ -48,6 +48,8 @@
 #error "build with -include <a 6.2+ kernel's uapi/rdma/rdma_user_rxe.h>"
 #endif
 
+#include "rxe-maps.h"
+
 /* What rdma-core 44's headers do not name yet (kernel uapi values). */
 #define WR_FLUSH		14		/* IB_UVERBS_WR_FLUSH */
 #define WC_FLUSH		8		/* IB_UVERBS_WC_FLUSH */
@@ -65,7 +67,6 @@ _Static_assert(offsetof(struct rxe_send_wr, wr.flush.rkey) == 36,
 	       "flush.rkey offset");
 _Static_assert(offsetof(struct rxe_send_wr, wr.flush.type) == 40,
 	       "flush.type offset");
-#define RING_HDR	384	/* struct rxe_queue_buf before data[] */
 
 #define SRC_SIZE	4096
 #define TGT_SIZE	(64 * 1024)
@@ -304,6 +305,33 @@ struct op {
 	uint64_t placeholder;	/* the WRITE's remote address to find */
 };
 
+struct wqe_match {
+	const struct op *op;
+	struct rxe_send_wqe *found;
+	int nfound;
+};
+
+/* The slots of a ring of send WQEs that hold @m's placeholder. */
+static void match_wqe(struct rxe_queue_buf *q, void *arg)
+{
+	struct wqe_match *m = arg;
+	uint32_t i;
+
+	if ((1ul << q->log2_elem_size) < sizeof(struct rxe_send_wqe))
+		return;
+	for (i = 0; i <= q->index_mask; i++) {
+		struct rxe_send_wqe *w = (void *)(q->data +
+					((unsigned long)i << q->log2_elem_size));
+
+		if (w->wr.wr_id == m->op->wr_id &&
+		    w->wr.opcode == IBV_WR_RDMA_WRITE &&
+		    w->wr.wr.rdma.remote_addr == m->op->placeholder) {
+			m->found = w;
+			m->nfound++;
+		}
+	}
+}
+
 /*
  * The WQE the provider wrote for the placeholder WRITE of @op: the one
  * slot, in any ring this process has mapped from a uverbs device, with
@@ -311,55 +339,19 @@ struct op {
  */
 static struct rxe_send_wqe *find_wqe(const struct op *op, char *why, size_t n)
 {
-	struct rxe_send_wqe *found = NULL;
-	int nfound = 0, nrings = 0;
-	char line[512];
-	FILE *f;
+	struct wqe_match m = { .op = op };
+	int nrings;
 
-	f = fopen("/proc/self/maps", "r");
-	if (!f) {
+	nrings = rxe_maps_each_ring(match_wqe, &m);
+	if (nrings < 0) {
 		whyf(why, n, "/proc/self/maps: %s", strerror(errno));
 		return NULL;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		uint32_t log2, mask, i;
-		char perms[8];
-		uint8_t *base;
-
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 ||
-		    perms[0] != 'r' || perms[1] != 'w' ||
-		    end - start < RING_HDR)
-			continue;
-		base = (uint8_t *)start;
-		log2 = *(uint32_t *)base;
-		mask = *(uint32_t *)(base + 4);
-		if (log2 < 6 || log2 > 20 || mask > (1u << 20) ||
-		    (1ul << log2) < sizeof(struct rxe_send_wqe) ||
-		    RING_HDR + ((unsigned long)(mask + 1) << log2) >
-		    end - start)
-			continue;
-		nrings++;
-		for (i = 0; i <= mask; i++) {
-			struct rxe_send_wqe *w = (void *)(base + RING_HDR +
-						((unsigned long)i << log2));
-
-			if (w->wr.wr_id == op->wr_id &&
-			    w->wr.opcode == IBV_WR_RDMA_WRITE &&
-			    w->wr.wr.rdma.remote_addr == op->placeholder) {
-				found = w;
-				nfound++;
-			}
-		}
-	}
-	fclose(f);
-	if (nfound == 1)
-		return found;
+	if (m.nfound == 1)
+		return m.found;
 	whyf(why, n, "the placeholder WQE (wr_id 0x%" PRIx64
 	     ") is in %d slots of %d rings mapped from /dev/infiniband/uverbs*, want 1",
-	     op->wr_id, nfound, nrings);
+	     op->wr_id, m.nfound, nrings);
 	return NULL;
 }
 

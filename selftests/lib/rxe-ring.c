@@ -41,6 +41,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
+#include "rxe-maps.h"
+
 #define RQ_WR		200	/* a ring of 256 */
 #define SQ_WR		300	/* a ring of 512 */
 #define HAMMER_MS	2000
@@ -78,46 +80,33 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
-/*
- * The rings of this process mapped from a uverbs device, each with a
- * plausible header; calls @fn for each until it returns true.
- */
+struct ring_match {
+	bool (*is)(struct rxe_queue_buf *q, void *arg);
+	void *arg;
+	struct rxe_queue_buf *found;
+	int nfound;
+};
+
+static void match_ring(struct rxe_queue_buf *q, void *arg)
+{
+	struct ring_match *m = arg;
+
+	if (m->is(q, m->arg)) {
+		m->found = q;
+		m->nfound++;
+	}
+}
+
+/* The one ring for which @fn returns true; *@nfound says how many did. */
 static struct rxe_queue_buf *find_ring(bool (*fn)(struct rxe_queue_buf *,
 						  void *), void *arg,
 				       int *nfound)
 {
-	struct rxe_queue_buf *found = NULL;
-	char line[512];
-	FILE *f;
+	struct ring_match m = { .is = fn, .arg = arg };
 
-	*nfound = 0;
-	f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		struct rxe_queue_buf *q;
-		char perms[8];
-
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 ||
-		    perms[0] != 'r' || perms[1] != 'w' ||
-		    end - start < sizeof(*q))
-			continue;
-		q = (struct rxe_queue_buf *)start;
-		if (q->log2_elem_size < 6 || q->log2_elem_size > 20 ||
-		    q->index_mask > (1u << 20) ||
-		    sizeof(*q) + ((unsigned long)(q->index_mask + 1) <<
-				  q->log2_elem_size) > end - start)
-			continue;
-		if (fn(q, arg)) {
-			found = q;
-			(*nfound)++;
-		}
-	}
-	fclose(f);
-	return *nfound == 1 ? found : NULL;
+	rxe_maps_each_ring(match_ring, &m);
+	*nfound = m.nfound;
+	return m.nfound == 1 ? m.found : NULL;
 }
 
 /* The receive ring: its one WQE is the one posted with RECV_MAGIC. */

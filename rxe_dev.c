@@ -29,9 +29,14 @@
 #define RXE_DEVICE_MPE		0
 #endif
 
-/* Bytes of RoCEv2 headers the largest request carries around its payload:
- * IPv6 (40) + UDP (8) + BTH (12) + RETH (16) + ImmDt (4) + ICRC (4),
- * rounded up as the in-tree driver does, so both ends pick the same MTU.
+/*
+ * Bytes of headers the netdev MTU must leave room for beside a full RoCE
+ * MTU of payload: the in-tree driver's 80, so that both ends pick the same
+ * MTU. The largest request needs 84 (IPv6 40, UDP 8, BTH 12, RETH 16,
+ * ImmDt 4, ICRC 4): at netdev MTUs 80-83 bytes above a RoCE MTU, an IPv6
+ * WRITE_ONLY with immediate of a full MTU is too long for the netdev and
+ * IPv6 drops it (it fragments no packet of ours). rdma_cm's path MTU
+ * leaves room for 96 bytes and never meets it.
  */
 #define RXE_MAX_HDR_LENGTH	80
 

@@ -343,19 +343,24 @@ static void *rxe_mr_entry_rcu(struct rxe_dev *rxe, u32 key, unsigned int *tag)
 }
 
 /*
- * Take the reference of an access that is about to check @mr's state, for
- * rxe_mr_invalidate() to wait on.
+ * Take the reference of an access that is about to check @mr's key and
+ * state; of a fast-registration MR, count the access, for
+ * rxe_mr_invalidate() to wait on. rxe_mr_put() ends both.
  */
 static bool rxe_mr_tryget(struct rxe_mr *mr)
 {
 	if (!rxe_obj_get(&mr->obj))
 		return false;
-	/*
-	 * The reference before the state check; pairs with the cmpxchg of
-	 * the state before the count read in rxe_mr_invalidate(). An access
-	 * that still sees the MR valid is one the invalidation waits for.
-	 */
-	smp_mb__after_atomic();
+	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG) {
+		atomic_inc(&mr->accesses);
+		/*
+		 * The count before the state check; pairs with the barrier
+		 * between the state store and the count read in
+		 * rxe_mr_invalidate(). An access that still sees the MR
+		 * valid is one the invalidation waits for.
+		 */
+		smp_mb__after_atomic();
+	}
 	return true;
 }
 
@@ -519,11 +524,16 @@ struct rxe_mr *rxe_mr_get_remote_key(const struct rxe_qp *qp, u32 rkey,
 }
 
 /**
- * rxe_mr_put() - drop a reference from a lookup
+ * rxe_mr_put() - end an access: drop the reference of a lookup
  * @mr: the MR
  */
 void rxe_mr_put(struct rxe_mr *mr)
 {
+	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG) {
+		/* The access's copies before an invalidation may see it done. */
+		smp_mb__before_atomic();
+		atomic_dec(&mr->accesses);
+	}
 	rxe_obj_put(&mr->obj);
 }
 
@@ -924,22 +934,24 @@ static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
 }
 
 /*
- * Wait for the accesses that found @mr valid before rxe_mr_invalidate()
- * made it invalid: a peer's packet placed or read, a local SGE copied.
- * Each holds a reference, taken before its state check, for one packet's
- * copy with bottom halves off; and a fast-registration MR has no other
- * reference than its creator's and the caller's, since no window binds
- * it (see rxe_mr_invalidate()). So the wait is for other CPUs finishing
- * at most one packet each, and no holder of such a reference ever
- * invalidates. Once it ends, those copies are done, and the invalidation
- * may complete: no byte of the MR moves after the consumer sees it.
+ * Wait for the accesses that may have found @mr valid before
+ * rxe_mr_invalidate() made it invalid: a peer's packet placed or read, a
+ * local SGE copied. Each is counted from before its state check to after
+ * its copy, for one packet with bottom halves off, and no access counted
+ * ever invalidates; so the wait is for other CPUs finishing at most one
+ * packet each. An access that finds the MR invalid counts only for the
+ * moment of its checks. Waiters do not count, so any number of
+ * invalidations may wait at once; and once the MR is valid again,
+ * registered anew after one of them completed, the accesses under way are
+ * the new registration's, and nothing of the old is left to wait for.
+ * When the wait ends the old accesses' copies are done: no byte is
+ * written into the MR after the consumer sees the invalidation complete.
  */
 static void rxe_mr_wait_accesses(struct rxe_mr *mr)
 {
-	while (refcount_read(&mr->obj.ref) > 2)
+	while (atomic_read_acquire(&mr->accesses) &&
+	       READ_ONCE(mr->state) != RXE_MR_VALID)
 		cpu_relax();
-	/* The copies (before each access's release of its reference) first. */
-	smp_acquire__after_ctrl_dep();
 }
 
 /**
@@ -970,25 +982,22 @@ int rxe_mr_invalidate(struct rxe_qp *qp, u32 rkey, bool remote)
 		return err;
 
 	/*
-	 * A fast-registration MR never has a window bound: windows come from
-	 * userspace only and bind MRs of their own PD, and a user PD holds
-	 * no fast-registration MR. So no bind races the check of num_mw;
-	 * should that change, the check and a bind's count need a lock in
-	 * common.
+	 * A fast-registration MR never has a window bound (rxe_mw_bind_mr()
+	 * refuses it; windows come from userspace only, and a user PD holds
+	 * no such MR anyway), so its accesses are all short.
 	 */
 	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG && mr->ibmr.rkey == rkey &&
-	    mr->ibmr.pd == qp->ibqp.pd && !atomic_read(&mr->num_mw)) {
+	    mr->ibmr.pd == qp->ibqp.pd) {
 		/*
-		 * Fully ordered: the count is read after the state is
-		 * written. Only the invalidation that ends the MR's validity
-		 * waits; one of an MR already invalid has nothing to wait for.
+		 * The count is read after the state is written. Every
+		 * invalidation waits, also of an MR another one is making
+		 * invalid: its completion must not overtake that one's wait.
 		 */
-		if (cmpxchg(&mr->state, RXE_MR_VALID, RXE_MR_INVALID) ==
-		    RXE_MR_VALID)
-			rxe_mr_wait_accesses(mr);
+		smp_store_mb(mr->state, RXE_MR_INVALID);
+		rxe_mr_wait_accesses(mr);
 		err = 0;
 	}
-	rxe_mr_put(mr);
+	rxe_obj_put(&mr->obj);	/* not an access: not counted */
 	return err;
 }
 
@@ -1006,7 +1015,7 @@ static struct rxe_mr *rxe_mw_bind_mr(struct rxe_qp *qp,
 	if (smp_load_acquire(&mr->state) != RXE_MR_VALID ||
 	    mr->ibmr.lkey != wqe->wr.mw.mr_lkey ||
 	    mr->ibmr.pd != qp->ibqp.pd || !(mr->access & IB_ACCESS_MW_BIND) ||
-	    rxe_mr_is_dma(mr) ||
+	    rxe_mr_is_dma(mr) || mr->ibmr.type == IB_MR_TYPE_MEM_REG ||
 	    !rxe_mr_in_bounds(mr, wqe->wr.mw.addr, wqe->wr.mw.length) ||
 	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	     !(mr->access & IB_ACCESS_LOCAL_WRITE))) {

@@ -166,8 +166,7 @@ enum rxe_mr_state {
  * @ibmr: ib_core's MR, with the lkey and rkey
  * @obj: references from packets and work requests that use it
  * @state: see enum rxe_mr_state; written by the QP that registers it
- *	(release) or invalidates it (cmpxchg, then a wait for the accesses
- *	that found it valid: rxe_mr_invalidate())
+ *	(release) or invalidates it (then a wait for @accesses)
  * @access: IB_ACCESS_* flags
  * @umem: the pinned user memory of a user MR
  * @pages: the blocks behind the MR, 1 << @page_shift bytes each, by the
@@ -181,6 +180,10 @@ enum rxe_mr_state {
  * @page_offset: offset of the first byte of the MR in @pages[0]
  * @num_mw: memory windows bound to it; -1 once dereg_mr has found none,
  *	after which no bind can take the MR
+ * @accesses: of a fast-registration MR, the accesses under way that may
+ *	have found it valid (rxe_mr_tryget() to rxe_mr_put());
+ *	rxe_mr_invalidate() waits for none. No window binds such an MR, so
+ *	none is held for longer than one packet.
  * @rcu: lookups run under RCU; the memory is freed after a grace period
  */
 struct rxe_mr {
@@ -195,6 +198,7 @@ struct rxe_mr {
 	unsigned int page_shift;
 	unsigned int page_offset;
 	atomic_t num_mw;
+	atomic_t accesses;
 	struct rcu_head rcu;
 };
 

@@ -68,6 +68,29 @@ struct rxe_dev *rxe_dev_from_netdev_rcu(const struct net_device *ndev)
 }
 
 /**
+ * rxe_dev_below_netdev_rcu() - the device bound to a netdev below another
+ * @upper: a netdev stacked, at any depth, on the bound one: a bridge it
+ *	is a port of, its bond, a macvlan or ipvlan on it
+ *
+ * ib_core gives a device GIDs for the addresses of every netdev above the
+ * bound one (its upper-device filter), so their traffic comes in through
+ * them. Should netdevs of two devices share an upper netdev (two ports of
+ * one bridge), the first device bound takes its packets.
+ *
+ * Context: rcu_read_lock() held.
+ * Return: the device or NULL.
+ */
+struct rxe_dev *rxe_dev_below_netdev_rcu(struct net_device *upper)
+{
+	struct rxe_dev *rxe;
+
+	list_for_each_entry_rcu(rxe, &rxe_dev_list, node)
+		if (netdev_has_upper_dev_all_rcu(rxe->ndev, upper))
+			return rxe;
+	return NULL;
+}
+
+/**
  * rxe_dev_port_state() - the port state the netdev's link implies
  * @rxe: the device
  *

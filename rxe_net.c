@@ -289,13 +289,19 @@ bool rxe_net_add_trailer(struct sk_buff *skb, unsigned int pad)
 	return true;
 }
 
-/* The device a packet received on belongs to: its own, or a VLAN's. */
-static struct rxe_dev *rxe_net_dev_rcu(const struct net_device *ndev)
+/*
+ * The device a packet received on belongs to: the netdev's own, a VLAN's
+ * real device's, or that of a netdev below it (a bridge's port, say):
+ * every netdev that ib_core gives the device GIDs of.
+ */
+static struct rxe_dev *rxe_net_dev_rcu(struct net_device *ndev)
 {
 	struct rxe_dev *rxe = rxe_dev_from_netdev_rcu(ndev);
 
 	if (!rxe && is_vlan_dev(ndev))
 		rxe = rxe_dev_from_netdev_rcu(vlan_dev_real_dev(ndev));
+	if (!rxe && ndev->lower_level > 1)
+		rxe = rxe_dev_below_netdev_rcu(ndev);
 	return rxe;
 }
 

@@ -119,6 +119,7 @@ static inline struct rxe_dev *to_rxe_dev(struct ib_device *ibdev)
 int rxe_dev_module_init(void);
 void rxe_dev_module_exit(void);
 struct rxe_dev *rxe_dev_from_netdev_rcu(const struct net_device *ndev);
+struct rxe_dev *rxe_dev_below_netdev_rcu(struct net_device *upper);
 enum ib_port_state rxe_dev_port_state(const struct rxe_dev *rxe);
 int rxe_dev_mtu_bytes(const struct rxe_dev *rxe);
 void rxe_dev_dealloc(struct ib_device *ibdev);

@@ -11,6 +11,7 @@
 
 #include <linux/vmalloc.h>
 #include <linux/overflow.h>
+#include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
@@ -368,6 +369,14 @@ static int rxe_qp_check_attr(struct rxe_qp *qp, struct ib_qp_attr *attr,
 		err = rxe_av_from_attr(rxe, &attr->ah_attr, path);
 		if (err)
 			return err;
+		/*
+		 * Only a connected QP takes a path here, and its peer is one
+		 * host: a group would flood its requests to every member,
+		 * each of which drops them, and the QP would fail through
+		 * its retries instead of here.
+		 */
+		if (rdma_is_multicast_addr(&path->daddr))
+			return -EINVAL;
 	}
 	return 0;
 }

@@ -15,7 +15,7 @@ from rxelib import (ACCESS, CQ, MR, PD, QP, SGE, Context, Pair,
                     PyverbsRDMAError, QPAttr, QPCap, QPInitAttr, SendWR,
                     check, e, errno, expect_errno, finish, qp_state,
                     status_name)
-from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CompChannel
 from pyverbs.mr import MW
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
@@ -181,6 +181,20 @@ def bad_calls(ctx):
                  lambda: AH(pd, attr=AHAttr(gr=GlobalRoute(
                      dgid=ctx.query_gid(1, 1), sgid_index=1,
                      flow_label=1 << 20), is_global=1, port_num=1)))
+    # A connected QP's peer is one host. Ours refuses a group as its
+    # destination; the in-tree driver takes it, floods the requests to the
+    # group's members, who all drop them, and fails through the retries.
+    if os.environ.get("RXE_IMPL", "ours") == "ours":
+        # A group of GID 1's IP version (the first address's: IPv4 here).
+        v4 = "0000:0000:0000:0000:0000:ffff:"
+        if ctx.query_gid(1, 1).gid.startswith(v4):
+            group, mgid = "239.1.2.3", v4 + "ef01:0203"
+        else:
+            group, mgid = "ff0e::1", "ff0e:0000:0000:0000:0000:0000:0000:0001"
+        attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID(mgid), sgid_index=1),
+                              is_global=1, port_num=1)
+        expect_errno("RTR of an RC QP towards multicast group %s: EINVAL"
+                     % group, errno.EINVAL, lambda: qp.to_rtr(attr))
     check("the failed RTRs left the QP in INIT",
           qp_state(qp) == e.IBV_QPS_INIT, "state %d" % qp_state(qp))
 

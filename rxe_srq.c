@@ -22,7 +22,9 @@ size_t rxe_recv_wqe_size(u32 max_sge)
 /**
  * rxe_srq_create() - the create_srq verb
  * @ibsrq: the SRQ ib_core allocated
- * @init: its attributes; the capacity actually given is written back
+ * @init: its attributes; a max_sge of 0 comes back as 1, and a limit
+ *	above max_wr as 0 (unarmed). max_wr comes back as asked, though the
+ *	ring may hold more.
  * @udata: userspace's response buffer, or NULL for a kernel SRQ
  *
  * Return: 0 or a negative errno.

@@ -345,10 +345,16 @@ static void *rxe_mr_entry_rcu(struct rxe_dev *rxe, u32 key, unsigned int *tag)
 /*
  * Take the reference of an access that is about to check @mr's key and
  * state; of a fast-registration MR, count the access, for
- * rxe_mr_invalidate() to wait on. rxe_mr_put() ends both.
+ * rxe_mr_invalidate() to wait on. rxe_mr_put() ends both. A
+ * fast-registration MR already invalid is refused before it is counted,
+ * so a peer that keeps sending to a key once invalidated cannot hold a
+ * wait up. Context: under RCU, which keeps @mr's memory.
  */
 static bool rxe_mr_tryget(struct rxe_mr *mr)
 {
+	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG &&
+	    READ_ONCE(mr->state) != RXE_MR_VALID)
+		return false;
 	if (!rxe_obj_get(&mr->obj))
 		return false;
 	if (mr->ibmr.type == IB_MR_TYPE_MEM_REG) {
@@ -939,8 +945,9 @@ static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
  * local SGE copied. Each is counted from before its state check to after
  * its copy, for one packet with bottom halves off, and no access counted
  * ever invalidates; so the wait is for other CPUs finishing at most one
- * packet each. An access that finds the MR invalid counts only for the
- * moment of its checks. Waiters do not count, so any number of
+ * packet each. An access that begins once the MR is invalid is not
+ * counted, one that meets the change counts only for its checks.
+ * Waiters do not count, so any number of
  * invalidations may wait at once; and once the MR is valid again,
  * registered anew after one of them completed, the accesses under way are
  * the new registration's, and nothing of the old is left to wait for.

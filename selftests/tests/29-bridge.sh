@@ -8,7 +8,8 @@
 # come in through br0 too: the driver must take them as eth0's. (The
 # in-tree rdma_rxe drops them, uncounted, and every connection times out.)
 # Guest b has the peer addresses on its plain eth0. RC over IPv4 and IPv6,
-# UD over IPv6, rdma_cm (rping -V) both ways through the bridge.
+# UD over IPv6, rdma_cm (rping -V) both ways through the bridge, and an
+# rdma_cm multicast group (mckey) that guest a receives through it.
 #
 #   rxe-a: rxe0/eth0, br0 10.14.0.1 [eth0] --- one link --- 10.14.0.2 eth0, rxe0/eth0 :rxe-b
 #
@@ -73,6 +74,9 @@ pair "ib_send_bw UD, IPv6, 1024 B" "$UD_ROW" \
 # client's buffer and WRITEs it back, -V checks every round's data.
 rping_pair "rping -v -V, 4000 B, IPv4" 4 -V -S 4000
 rping_pair "rping -v -V, 4000 B, IPv6" 6 -V -S 4000
+# rdma_cm joins the group on the route's netdev, br0, so the datagrams
+# reach the host; they come in through br0 like the rest.
+mckey_pair "mckey: 20 datagrams to multicast group 239.1.2.9, received through br0" 239.1.2.9
 check "barrier: traffic done" barrier traffic
 
 info "counters: $(counters)"

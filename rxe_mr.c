@@ -455,7 +455,7 @@ static struct rxe_mr *rxe_mw_get_remote(const struct rxe_qp *qp,
 	if (!whole && (check_add_overflow(iova, length, &end) ||
 		       iova < mw->addr || end > mw->addr + mw->length))
 		goto out;
-	if (rxe_obj_get(&mw->mr->obj))
+	if (rxe_mr_tryget(mw->mr))
 		mr = mw->mr;
 out:
 	spin_unlock_irqrestore(&mw->lock, flags);
@@ -947,10 +947,10 @@ static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
  * ever invalidates; so the wait is for other CPUs finishing at most one
  * packet each. An access that begins once the MR is invalid is not
  * counted, one that meets the change counts only for its checks.
- * Waiters do not count, so any number of
- * invalidations may wait at once; and once the MR is valid again,
- * registered anew after one of them completed, the accesses under way are
- * the new registration's, and nothing of the old is left to wait for.
+ * Waiters do not count, so any number of invalidations may wait at once;
+ * and once the MR is valid again, registered anew after one of them
+ * completed, the accesses under way are the new registration's, and
+ * nothing of the old is left to wait for.
  * When the wait ends the old accesses' copies are done: no byte is
  * written into the MR after the consumer sees the invalidation complete.
  */

@@ -645,7 +645,8 @@ static void rxe_net_push_ip6(struct sk_buff *skb, const struct rxe_path *path,
 
 /*
  * The device that owns a local destination address, if it is one of
- * ours; *@ndevp is the netdev with the address (ours or a VLAN above it).
+ * ours; *@ndevp is the netdev with the address (ours, or a VLAN, bridge or
+ * other netdev above it).
  */
 static struct rxe_dev *rxe_net_local_dev_rcu(const struct rxe_path *path,
 					     struct net_device **ndevp)

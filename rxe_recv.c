@@ -87,16 +87,16 @@ static bool rxe_recv_state_ok(const struct rxe_qp *qp, bool request)
  * A connected QP takes packets from its peer only: sent from the address
  * its path sends to, to the address it sends from (RoCEv2's GIDs are the
  * IP addresses; the path keeps an IPv4 one v4-mapped), in through the
- * netdev its path sends through (the source GID's: the bound netdev or a
- * VLAN on it). Without this, any host that guessed a QPN and a PSN in the
- * window could put requests or forged ACKs into a connection without even
- * forging the peer's address; and, as Linux takes a packet to any of its
- * addresses on any of its netdevs, an untagged frame could reach a
- * connection its path keeps on a VLAN. A packet a QP of this host looped
- * back to it (rxe_net_loopback()) crossed no netdev and is exempt from the
- * netdev test: the one it names is the first with its destination
- * address, and an IPv6 link-local address is on a VLAN and on the netdev
- * under it alike.
+ * netdev its path sends through (the source GID's: the bound netdev, or a
+ * VLAN, bridge, bond or macvlan above it). Without this, any host that
+ * guessed a QPN and a PSN in the window could put requests or forged ACKs
+ * into a connection without even forging the peer's address; and, as
+ * Linux takes a packet to any of its addresses on any of its netdevs, an
+ * untagged frame could reach a connection its path keeps on a VLAN. A
+ * packet a QP of this host looped back to it (rxe_net_loopback()) crossed
+ * no netdev and is exempt from the netdev test: the one it names is the
+ * first with its destination address, and an IPv6 link-local address is
+ * on a VLAN and on the netdev under it alike.
  *
  * Called only in a state past INIT, whose transition published the path
  * (the acquire in rxe_qp_state()). The path changes again only from SQD

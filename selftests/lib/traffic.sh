@@ -213,6 +213,29 @@ mckey_pair() {
 	barrier "pair$_pairn-done" || true
 }
 
+# stacked_rxe_up DEV: for a test whose addresses V4_MY, V6_MY (this
+# guest's) and V4_PEER, V6_PEER live on DEV, a netdev stacked above eth0
+# (a VLAN, a bridge): they become MY_IP, MY_IP6, PEER_IP and PEER_IP6, rxe0
+# is added on eth0, both guests ping each other over them, and the GIDs
+# of this guest's, $g4 and $g6 after the call, must be attached to DEV.
+stacked_rxe_up() {
+	local dev=$1
+
+	MY_IP=$V4_MY
+	PEER_IP=$V4_PEER
+	MY_IP6=$V6_MY
+	PEER_IP6=$V6_PEER
+	check "add rxe0 on eth0" rxe_add rxe0 eth0
+	check "barrier: rxe0 is up on both guests" barrier up
+	check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
+	check "ping $PEER_IP6" ping -c 2 -i 0.2 -w 20 "$PEER_IP6"
+	g4=$(gid_index "$V4_MY")
+	g6=$(gid_index "$V6_MY")
+	check "GIDs of $V4_MY ($g4) and $V6_MY ($g6)" test -n "$g4" -a -n "$g6"
+	check "GID $g4 belongs to $dev" \
+		grep -qx "$dev" "/sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/$g4"
+}
+
 # traffic_list: the list of applications, each as a server/client
 # pair (see pair): the verbs pingpongs with their buffers validated, every
 # perftest family, rdma_cm (perftest -R and rping) over IPv4 and IPv6, and

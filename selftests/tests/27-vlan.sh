@@ -41,19 +41,8 @@ check "eth0.100: addresses $V4_MY and $V6_MY" \
 	       ip addr add $V6_MY/64 dev eth0.100 nodad"
 check "eth0.100: up" ip link set eth0.100 up
 
-# From here on the tools meet over the VLAN's addresses: rxe_add waits
-# for the GID of this one.
-MY_IP=$V4_MY
-PEER_IP=$V4_PEER
-check "add rxe0 on eth0" rxe_add rxe0 eth0
-check "barrier: rxe0 is up on both guests" barrier up
-check "ping $PEER_IP over eth0.100" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
-check "ping $V6_PEER over eth0.100" ping -c 2 -i 0.2 -w 20 "$V6_PEER"
-g4=$(gid_index "$V4_MY")
-g6=$(gid_index "$V6_MY")
-check "GIDs of $V4_MY ($g4) and $V6_MY ($g6)" test -n "$g4" -a -n "$g6"
-check "GID $g4 belongs to eth0.100" \
-	grep -qx eth0.100 "/sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/$g4"
+# From here on the tools meet over the VLAN's addresses.
+stacked_rxe_up eth0.100
 
 # The filter takes RoCEv2 frames with a tag and without, so that an
 # untagged one would be seen; the traffic below makes some 7 000 frames,

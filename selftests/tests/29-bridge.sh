@@ -48,21 +48,8 @@ else
 	dev=eth0
 fi
 
-# From here on the tools meet over the new addresses: rxe_add waits for
-# the GID of this one.
-MY_IP=$V4_MY
-PEER_IP=$V4_PEER
-MY_IP6=$V6_MY
-PEER_IP6=$V6_PEER
-check "add rxe0 on eth0" rxe_add rxe0 eth0
-check "barrier: rxe0 is up on both guests" barrier up
-check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
-check "ping $PEER_IP6" ping -c 2 -i 0.2 -w 20 "$PEER_IP6"
-g4=$(gid_index "$V4_MY")
-g6=$(gid_index "$V6_MY")
-check "GIDs of $V4_MY ($g4) and $V6_MY ($g6)" test -n "$g4" -a -n "$g6"
-check "GID $g4 belongs to $dev" \
-	grep -qx "$dev" "/sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/$g4"
+# From here on the tools meet over the new addresses.
+stacked_rxe_up "$dev"
 
 pair "ib_write_bw RC, IPv4, 64 KiB" "$BW_ROW" \
 	rxe-perftest ib_write_bw -d rxe0 -x "$g4" -n 30 -F

@@ -46,10 +46,10 @@ int rxe_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	/*
 	 * What the in-tree driver takes: no SGE is one, and any limit.
 	 * libibverbs documents the limit as irrelevant at creation, so a
-	 * caller may leave anything there. One above the size, which the
-	 * SRQ is always below (the in-tree driver raises the limit event
-	 * at the first WQE taken), arms nothing here; modify_srq refuses
-	 * it.
+	 * caller may leave anything there. A limit above the size, which
+	 * the SRQ is always below (the in-tree driver raises the limit
+	 * event at the first WQE taken), arms nothing here; modify_srq
+	 * refuses it.
 	 */
 	attr->max_sge = max_t(u32, attr->max_sge, 1);
 	if (attr->srq_limit > attr->max_wr)

@@ -48,7 +48,7 @@ int rxe_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->overflow = false;
 	cq->is_user = !!udata;
 	err = rxe_queue_init(&cq->queue, RXE_QUEUE_KERNEL_PRODUCES, attr->cqe,
-			     sizeof(union rxe_cqe));
+			     sizeof(union rxe_cqe), rxe_obj_gfp(cq->is_user));
 	if (err)
 		goto err_limit;
 

@@ -66,7 +66,8 @@ static struct rxe_mr *rxe_mr_new(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (err)
 		return ERR_PTR(err);
 
-	mr = kmem_cache_zalloc(rxe_mr_cache, GFP_KERNEL);
+	mr = kmem_cache_zalloc(rxe_mr_cache,
+			       rxe_obj_gfp(type == IB_MR_TYPE_USER));
 	if (!mr) {
 		rxe_limit_drop(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR);
 		return ERR_PTR(-ENOMEM);
@@ -156,7 +157,7 @@ static int rxe_mr_fill_user_pages(struct rxe_mr *mr)
 
 	mr->max_pages = ib_umem_num_pages(umem);
 	mr->pages = kvmalloc_array(mr->max_pages, sizeof(*mr->pages),
-				   GFP_KERNEL);
+				   rxe_obj_gfp(true));
 	if (!mr->pages)
 		return -ENOMEM;
 

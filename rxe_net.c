@@ -925,13 +925,13 @@ int rxe_net_qp_init(struct rxe_qp *qp)
 	int err;
 
 	/* Aligned to its power-of-two size, RXE_NET_TX_ALIGN at least. */
-	qp->tx = kzalloc(sizeof(*qp->tx), GFP_KERNEL);
+	qp->tx = kzalloc(sizeof(*qp->tx), rxe_obj_gfp(qp->is_user));
 	if (!qp->tx)
 		return -ENOMEM;
 	refcount_set(&qp->tx->ref, 1);
 	RCU_INIT_POINTER(qp->tx->qp, qp);
 
-	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	err = dst_cache_init(&qp->dst_cache, rxe_obj_gfp(qp->is_user));
 	if (err) {
 		kfree(qp->tx);
 		qp->tx = NULL;

@@ -111,14 +111,15 @@ static int rxe_qp_init_sq(struct rxe_qp *qp, struct ib_qp_init_attr *init)
 			     sq->swqe_size;
 
 	err = rxe_queue_init(&sq->queue, RXE_QUEUE_KERNEL_CONSUMES,
-			     max_t(u32, cap->max_send_wr, 1), slot);
+			     max_t(u32, cap->max_send_wr, 1), slot,
+			     rxe_obj_gfp(qp->is_user));
 	if (err)
 		return err;
 	sq->max_wr = rxe_queue_capacity(&sq->queue);
 
 	if (qp->is_user) {
 		sq->shadow = kvcalloc(sq->queue.index_mask + 1, sq->swqe_size,
-				      GFP_KERNEL);
+				      rxe_obj_gfp(true));
 		if (!sq->shadow) {
 			rxe_queue_cleanup(&sq->queue);
 			return -ENOMEM;
@@ -158,7 +159,8 @@ static int rxe_qp_init_rq(struct rxe_qp *qp, struct ib_qp_init_attr *init)
 	rq->max_sge = max_t(u32, cap->max_recv_sge, 1);
 	err = rxe_queue_init(&rq->queue, RXE_QUEUE_KERNEL_CONSUMES,
 			     max_t(u32, cap->max_recv_wr, 1),
-			     rxe_recv_wqe_size(rq->max_sge));
+			     rxe_recv_wqe_size(rq->max_sge),
+			     rxe_obj_gfp(qp->is_user));
 	if (err)
 		return err;
 	rq->max_wr = rxe_queue_capacity(&rq->queue);

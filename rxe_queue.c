@@ -3,11 +3,13 @@
  * Rings shared with userspace, and their mmap entries.
  *
  * Userspace maps a ring through an opaque offset that ib_core's
- * rdma_user_mmap_entry API hands out. The ring memory is vmalloc_user()
- * memory; remap_vmalloc_range() takes a reference on every page it maps,
- * so freeing the ring while a process still has it mapped leaves the pages
- * to that mapping until it goes away, and the kernel never touches them
- * again.
+ * rdma_user_mmap_entry API hands out. The ring memory is zeroed vmalloc
+ * memory, charged to the creator's memory cgroup when the ring is
+ * userspace's (rxe_obj_gfp()); vmalloc_user() cannot be charged, so
+ * rxe_queue_mmap() inserts the pages itself, as remap_vmalloc_range()
+ * would. Every page mapped holds a reference, so freeing the ring while a
+ * process still has it mapped leaves the pages to that mapping until it
+ * goes away, and the kernel never touches them again.
  */
 
 #include <linux/vmalloc.h>
@@ -16,6 +18,8 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 
+#include "rxe_compat.h"
+#include "rxe_pool.h"
 #include "rxe_queue.h"
 
 /**
@@ -39,12 +43,13 @@ static struct rxe_mmap_entry *to_rxe_mmap_entry(struct rdma_user_mmap_entry *e)
  * @side: which index the kernel owns
  * @num_elem: how many elements the ring must hold at least
  * @elem_size: bytes per element; rounded up to a power of two
+ * @gfp: rxe_obj_gfp() of the object the ring belongs to
  *
  * Return: 0 or -ENOMEM. On success the ring holds rxe_queue_capacity()
  * elements, which is @num_elem or more.
  */
 int rxe_queue_init(struct rxe_queue *q, enum rxe_queue_side side,
-		   unsigned int num_elem, size_t elem_size)
+		   unsigned int num_elem, size_t elem_size, gfp_t gfp)
 {
 	unsigned int slots;
 	size_t data, size;
@@ -60,7 +65,7 @@ int rxe_queue_init(struct rxe_queue *q, enum rxe_queue_side side,
 	size = PAGE_ALIGN(size);
 
 	memset(q, 0, sizeof(*q));
-	q->buf = vmalloc_user(size);
+	q->buf = __vmalloc(size, gfp | __GFP_ZERO);
 	if (!q->buf)
 		return -ENOMEM;
 
@@ -143,7 +148,7 @@ int rxe_queue_resize_prepare(struct rxe_queue *nq, const struct rxe_queue *q,
 	int err;
 
 	err = rxe_queue_init(nq, q->side, num_elem,
-			     (size_t)1 << q->log2_elem_size);
+			     (size_t)1 << q->log2_elem_size, rxe_obj_gfp(!!uctx));
 	if (err)
 		return err;
 
@@ -200,13 +205,24 @@ int rxe_queue_resize_commit(struct rxe_queue *q, struct rxe_queue *nq)
 int rxe_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;
-	int err;
+	unsigned long off, len;
+	void *vaddr;
+	int err = 0;
 
 	rdma_entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!rdma_entry)
 		return -EINVAL;
 
-	err = remap_vmalloc_range(vma, to_rxe_mmap_entry(rdma_entry)->vaddr, 0);
+	/* ib_core checked the length too; the walk relies on it here. */
+	vaddr = to_rxe_mmap_entry(rdma_entry)->vaddr;
+	len = vma->vm_end - vma->vm_start;
+	if (len > rdma_entry->npages << PAGE_SHIFT)
+		err = -EINVAL;
+	for (off = 0; !err && off < len; off += PAGE_SIZE)
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(vaddr + off));
+	if (!err)
+		rxe_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }

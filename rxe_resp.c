@@ -83,12 +83,13 @@ int rxe_resp_init(struct rxe_qp *qp)
 
 	rxe_resp_clear(qp);
 	qp->resp.wqe = kzalloc(struct_size(qp->resp.wqe, sge, max_sge),
-			       GFP_KERNEL);
+			       rxe_obj_gfp(qp->is_user));
 	if (!qp->resp.wqe)
 		return -ENOMEM;
 	if (rxe_qp_type(qp) == IB_QPT_RC) {
 		qp->resp.res = kcalloc(RXE_MAX_QP_RD_ATOM,
-				       sizeof(*qp->resp.res), GFP_KERNEL);
+				       sizeof(*qp->resp.res),
+				       rxe_obj_gfp(qp->is_user));
 		if (!qp->resp.res) {
 			kfree(qp->resp.wqe);
 			qp->resp.wqe = NULL;

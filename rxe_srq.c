@@ -72,7 +72,8 @@ int rxe_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_limit;
 
 	err = rxe_queue_init(&srq->queue, RXE_QUEUE_KERNEL_CONSUMES,
-			     attr->max_wr, rxe_recv_wqe_size(attr->max_sge));
+			     attr->max_wr, rxe_recv_wqe_size(attr->max_sge),
+			     rxe_obj_gfp(srq->is_user));
 	if (err)
 		goto err_erase;
 

@@ -43,4 +43,14 @@
 #define RXE_PP_FLAGS	0
 #endif
 
+/*
+ * 6.3 made a VMA's flags writable only through vm_flags_set() and its
+ * kin, which assert the mmap lock; before, the field was written.
+ */
+#ifdef RXE_HAVE_VM_FLAGS_SET
+#define rxe_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)
+#else
+#define rxe_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
+#endif
+
 #endif /* RXE_COMPAT_H */

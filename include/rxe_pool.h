@@ -10,6 +10,7 @@
 #include <linux/completion.h>
 #include <linux/refcount.h>
 #include <linux/atomic.h>
+#include <linux/gfp.h>
 
 /**
  * enum rxe_obj_type - the object kinds the driver counts
@@ -56,6 +57,24 @@ struct rxe_limit {
 	atomic_t count;
 	u32 max;
 };
+
+/**
+ * rxe_obj_gfp() - allocation flags for the memory an object is built of
+ * @user: the object belongs to a user context
+ *
+ * Userspace chooses how large its rings, tables and shadow copies are,
+ * so that memory is charged to the calling task's memory cgroup, and a
+ * request that the cgroup or the system cannot grant fails the verb with
+ * -ENOMEM rather than waking the OOM killer or logging an allocation
+ * failure. A kernel consumer's objects are the kernel's own: uncharged.
+ *
+ * Return: the gfp flags for process context.
+ */
+static inline gfp_t rxe_obj_gfp(bool user)
+{
+	return user ? GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN :
+		      GFP_KERNEL;
+}
 
 /* rxe_pool.c APIs: */
 void rxe_obj_init(struct rxe_obj *obj);

@@ -32,7 +32,7 @@ struct rxe_mmap_entry;
 
 /**
  * struct rxe_queue - a ring of fixed-size slots
- * @buf: the shared header and slots (vmalloc_user memory)
+ * @buf: the shared header and slots (zeroed vmalloc memory)
  * @buf_size: bytes in @buf, a whole number of pages
  * @index_mask: number of slots minus one; the trusted copy
  * @log2_elem_size: log2 of the slot size; the trusted copy
@@ -55,7 +55,7 @@ struct rxe_queue {
 
 /* rxe_queue.c APIs: */
 int rxe_queue_init(struct rxe_queue *q, enum rxe_queue_side side,
-		   unsigned int num_elem, size_t elem_size);
+		   unsigned int num_elem, size_t elem_size, gfp_t gfp);
 void rxe_queue_cleanup(struct rxe_queue *q);
 int rxe_queue_map(struct rxe_queue *q, struct ib_ucontext *uctx,
 		  struct mminfo *mi);

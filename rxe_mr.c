@@ -56,7 +56,7 @@ static int rxe_mr_check_access(int access)
 }
 
 static struct rxe_mr *rxe_mr_new(struct ib_pd *ibpd, enum ib_mr_type type,
-				 int access)
+				 int access, bool user)
 {
 	struct rxe_dev *rxe = to_rxe_dev(ibpd->device);
 	struct rxe_mr *mr;
@@ -66,8 +66,7 @@ static struct rxe_mr *rxe_mr_new(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (err)
 		return ERR_PTR(err);
 
-	mr = kmem_cache_zalloc(rxe_mr_cache,
-			       rxe_obj_gfp(type == IB_MR_TYPE_USER));
+	mr = kmem_cache_zalloc(rxe_mr_cache, rxe_obj_gfp(user));
 	if (!mr) {
 		rxe_limit_drop(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR);
 		return ERR_PTR(-ENOMEM);
@@ -134,7 +133,7 @@ struct ib_mr *rxe_mr_get_dma(struct ib_pd *ibpd, int access)
 	if (err)
 		return ERR_PTR(err);
 
-	mr = rxe_mr_new(ibpd, IB_MR_TYPE_DMA, access);
+	mr = rxe_mr_new(ibpd, IB_MR_TYPE_DMA, access, false);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
@@ -149,15 +148,15 @@ struct ib_mr *rxe_mr_get_dma(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-static int rxe_mr_fill_user_pages(struct rxe_mr *mr)
+static int rxe_mr_fill_user_pages(struct rxe_mr *mr, bool user)
 {
 	struct ib_umem *umem = mr->umem;
 	struct sg_page_iter iter;
 	unsigned int n = 0;
 
 	mr->max_pages = ib_umem_num_pages(umem);
-	mr->pages = kvmalloc_array(mr->max_pages, sizeof(*mr->pages),
-				   rxe_obj_gfp(true));
+	mr->pages = rxe_obj_kvzalloc(array_size(mr->max_pages,
+						sizeof(*mr->pages)), user);
 	if (!mr->pages)
 		return -ENOMEM;
 
@@ -179,7 +178,8 @@ static int rxe_mr_fill_user_pages(struct rxe_mr *mr)
  * @length: bytes
  * @iova: the address the peer and the work requests use for @start
  * @access: IB_ACCESS_* flags
- * @udata: unused
+ * @udata: set when userspace registers the MR: its memory is then
+ *	charged to the caller (rxe_obj_gfp()); NULL for a kernel consumer
  *
  * Return: the MR or an ERR_PTR().
  */
@@ -196,7 +196,7 @@ struct ib_mr *rxe_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!length)
 		return ERR_PTR(-EINVAL);
 
-	mr = rxe_mr_new(ibpd, IB_MR_TYPE_USER, access);
+	mr = rxe_mr_new(ibpd, IB_MR_TYPE_USER, access, udata);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
@@ -206,7 +206,7 @@ struct ib_mr *rxe_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 		mr->umem = NULL;
 		goto err_free;
 	}
-	err = rxe_mr_fill_user_pages(mr);
+	err = rxe_mr_fill_user_pages(mr, udata);
 	if (err)
 		goto err_free;
 
@@ -245,7 +245,7 @@ struct ib_mr *rxe_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (!max_num_sg || max_num_sg > RXE_MAX_FAST_REG_PAGES)
 		return ERR_PTR(-EINVAL);
 
-	mr = rxe_mr_new(ibpd, type, 0);
+	mr = rxe_mr_new(ibpd, type, 0, false);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 

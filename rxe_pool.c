@@ -8,10 +8,15 @@
  * requests can reach therefore carries a struct rxe_obj, and its destroy
  * verb first unpublishes it (so no new lookup finds it), then calls
  * rxe_obj_drain() to wait until every user of it is gone.
+ *
+ * The memory an object is built of is charged to the creating task's
+ * memory cgroup when the object is userspace's (rxe_obj_gfp()).
  */
 
 #include <linux/kernel.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "rxe_pool.h"
 
@@ -56,6 +61,33 @@ void rxe_obj_drain(struct rxe_obj *obj)
 	while (!wait_for_completion_timeout(&obj->released, 60 * HZ))
 		pr_err("still waiting for %u references to drain\n",
 		       refcount_read(&obj->ref));
+}
+
+/**
+ * rxe_obj_kvzalloc() - zeroed memory for an object, of any size
+ * @size: bytes; array_size() saturates an overflow into a failure
+ * @user: the object belongs to a user context (rxe_obj_gfp())
+ *
+ * kvzalloc() for a user object, but with the effort split as it should
+ * be: a larger-than-page kmalloc() is only tried lightly, as kvmalloc()
+ * does unless told __GFP_RETRY_MAYFAIL, and the vmalloc fallback takes
+ * its pages one at a time, with the charge allowed to fail rather than
+ * to call the OOM killer. Free with kvfree().
+ *
+ * Context: process context.
+ * Return: the memory, or NULL.
+ */
+void *rxe_obj_kvzalloc(size_t size, bool user)
+{
+	void *p;
+
+	if (!user)
+		return kvzalloc(size, GFP_KERNEL);
+	if (size <= PAGE_SIZE)
+		return kzalloc(size, rxe_obj_gfp(true));
+	p = kmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN |
+		    __GFP_ZERO);
+	return p ?: __vmalloc(size, rxe_obj_gfp(true) | __GFP_ZERO);
 }
 
 /**

@@ -118,8 +118,8 @@ static int rxe_qp_init_sq(struct rxe_qp *qp, struct ib_qp_init_attr *init)
 	sq->max_wr = rxe_queue_capacity(&sq->queue);
 
 	if (qp->is_user) {
-		sq->shadow = kvcalloc(sq->queue.index_mask + 1, sq->swqe_size,
-				      rxe_obj_gfp(true));
+		sq->shadow = rxe_obj_kvzalloc(array_size(sq->queue.index_mask + 1,
+							 sq->swqe_size), true);
 		if (!sq->shadow) {
 			rxe_queue_cleanup(&sq->queue);
 			return -ENOMEM;

@@ -65,6 +65,7 @@ int rxe_queue_init(struct rxe_queue *q, enum rxe_queue_side side,
 	size = PAGE_ALIGN(size);
 
 	memset(q, 0, sizeof(*q));
+	/* Page-aligned: SHMLBA is a page where this module builds. */
 	q->buf = __vmalloc(size, gfp | __GFP_ZERO);
 	if (!q->buf)
 		return -ENOMEM;
@@ -112,7 +113,7 @@ int rxe_queue_map(struct rxe_queue *q, struct ib_ucontext *uctx,
 	struct rxe_mmap_entry *e;
 	int err;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), rxe_obj_gfp(true));
 	if (!e)
 		return -ENOMEM;
 

@@ -78,6 +78,7 @@ static inline gfp_t rxe_obj_gfp(bool user)
 
 /* rxe_pool.c APIs: */
 void rxe_obj_init(struct rxe_obj *obj);
+void *rxe_obj_kvzalloc(size_t size, bool user);
 void rxe_obj_drain(struct rxe_obj *obj);
 int rxe_limit_take(struct rxe_limit *limit, enum rxe_obj_type type);
 void rxe_limit_drop(struct rxe_limit *limit, enum rxe_obj_type type);

@@ -129,6 +129,7 @@ void rxe_comp_reset(struct rxe_qp *qp)
 	qp->comp.psn = 0;
 	qp->comp.rnr_wait = false;
 	qp->comp.events = 0;
+	qp->comp.flush_left = 0;
 }
 
 /**
@@ -1425,23 +1426,44 @@ static void rxe_comp_retire(struct rxe_qp *qp)
  * The QP is in error: every work request completes, those that had not
  * finished with a flush error, and the send queue ends up empty.
  */
-static void rxe_comp_flush(struct rxe_qp *qp)
+static bool rxe_comp_flush(struct rxe_qp *qp)
 {
-	u32 prod = rxe_queue_peer_index(&qp->sq.queue);
 	struct rxe_queue *q = &qp->sq.queue;
 	struct rxe_swqe *wqe;
+	unsigned int n;
+	u32 count;
 
 	skb_queue_purge(&qp->rsp_q);
 	hrtimer_try_to_cancel(&qp->comp.ack_timer);
 	hrtimer_try_to_cancel(&qp->comp.rnr_timer);
 	qp->comp.rnr_wait = false;
 	rxe_comp_set_busy(qp, false);
+	qp->req.rd_atomic = 0;
 
-	while (q->kidx != prod) {
+	/*
+	 * A process's QP flushes only the WQEs posted when the flush began
+	 * or by the last doorbell since (RXE_COMP_EV_FLUSH), so that one
+	 * that refills the ring without ringing gets no more; the bit is
+	 * cleared before the ring is counted, and set after the producer
+	 * index moved. A kernel QP flushes all it holds. Either way
+	 * RXE_COMP_FLUSH_BATCH a call, and none past the producer index,
+	 * should the process have moved it back.
+	 */
+	if (test_and_clear_bit(RXE_COMP_EV_FLUSH, &qp->comp.events) ||
+	    !qp->is_user)
+		qp->comp.flush_left = U32_MAX;
+	count = rxe_queue_count(q, rxe_queue_peer_index(q));
+	qp->comp.flush_left = min(qp->comp.flush_left, count);
+	for (n = 0; n < RXE_COMP_FLUSH_BATCH && qp->comp.flush_left; n++) {
+		/* The requester's cursors never fall behind the consumer. */
 		if (q->kidx == qp->req.tail) {
 			if (qp->is_user)
 				rxe_post_snapshot(qp, qp->req.tail);
 			qp->req.tail = rxe_sq_next(qp, qp->req.tail);
+		}
+		if (q->kidx == qp->req.index) {
+			qp->req.index = rxe_sq_next(qp, qp->req.index);
+			qp->req.offset = 0;
 		}
 		wqe = rxe_sq_wqe(qp, q->kidx);
 		if (wqe->state == RXE_WQE_DONE)
@@ -1452,11 +1474,9 @@ static void rxe_comp_flush(struct rxe_qp *qp)
 			rxe_comp_post(qp, wqe, IB_WC_WR_FLUSH_ERR);
 		wqe->state = RXE_WQE_DONE;
 		rxe_queue_advance(q);
+		qp->comp.flush_left--;
 	}
-	qp->req.index = q->kidx;
-	qp->req.tail = q->kidx;
-	qp->req.offset = 0;
-	qp->req.rd_atomic = 0;
+	return qp->comp.flush_left;
 }
 
 /* Take the oldest queued response, if any; return whether there was one. */
@@ -1513,9 +1533,10 @@ static void rxe_comp_timer_fired(struct rxe_qp *qp)
  *
  * Handles the timers' events and one response packet (every one queued
  * when the retry timer fired), then retires what finished. In ERR (and
- * SQE) it flushes the send queue instead.
+ * SQE) it flushes the send queue instead, RXE_COMP_FLUSH_BATCH WQEs a
+ * call.
  *
- * Return: true while responses are queued.
+ * Return: true while responses are queued or the flush has more to do.
  */
 bool rxe_comp_run(struct rxe_qp *qp)
 {
@@ -1524,8 +1545,7 @@ bool rxe_comp_run(struct rxe_qp *qp)
 	switch (state) {
 	case IB_QPS_ERR:
 	case IB_QPS_SQE:
-		rxe_comp_flush(qp);
-		return false;
+		return rxe_comp_flush(qp);
 	case IB_QPS_RTS:
 	case IB_QPS_SQD:
 		break;

@@ -14,6 +14,7 @@
 #include "rxe_post.h"
 #include "rxe_qp.h"
 #include "rxe_av.h"
+#include "rxe_comp.h"
 #include "rxe_mr.h"
 #include "rxe_req.h"
 
@@ -247,7 +248,13 @@ int rxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int err = 0;
 
 	if (qp->is_user) {
-		/* The doorbell: the work requests are in the ring already. */
+		/*
+		 * The doorbell: the work requests are in the ring already.
+		 * In ERR the flush counts the ring again for it, whenever
+		 * the QP got there (rxe_comp_flush()).
+		 */
+		smp_mb__before_atomic();
+		set_bit(RXE_COMP_EV_FLUSH, &qp->comp.events);
 		rxe_task_run(&qp->send_task);
 		return 0;
 	}

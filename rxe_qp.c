@@ -549,6 +549,7 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		break;
 	case IB_QPS_SQE:
 	case IB_QPS_ERR:
+		set_bit(RXE_COMP_EV_FLUSH, &qp->comp.events);
 		rxe_task_sched(&qp->send_task);
 		rxe_task_sched(&qp->recv_task);
 		break;
@@ -720,6 +721,7 @@ void rxe_qp_set_error(struct rxe_qp *qp)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (changed) {
+		set_bit(RXE_COMP_EV_FLUSH, &qp->comp.events);
 		rxe_task_sched(&qp->send_task);
 		rxe_task_sched(&qp->recv_task);
 	}

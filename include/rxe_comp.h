@@ -74,9 +74,24 @@
  */
 #define RXE_RESEND_QUIET_NS	(2 * NSEC_PER_MSEC)
 
-/* Bits of struct rxe_comp.events. */
+/*
+ * Send WQEs one call of the flush retires at most. Each is a copy from
+ * the user's ring and a CQE, and a send task call runs with bottom
+ * halves off, up to RXE_TASK_BUDGET calls in a row: a whole ring of
+ * 32767 WQEs in one call, and a process that refills the ring and rings
+ * the doorbell for every call, would keep them off for tenths of a
+ * second.
+ */
+#define RXE_COMP_FLUSH_BATCH	64
+
+/*
+ * Bits of struct rxe_comp.events: the timers', and FLUSH, which the move
+ * to ERR or SQE and each doorbell of a user QP set so that the flush
+ * counts the ring afresh (rxe_comp_flush()).
+ */
 #define RXE_COMP_EV_ACK_TIMEOUT	0
 #define RXE_COMP_EV_RNR_DONE	1
+#define RXE_COMP_EV_FLUSH	2
 
 /* rxe_comp.c APIs: */
 void rxe_comp_init(struct rxe_qp *qp);

@@ -479,7 +479,8 @@ struct rxe_req {
  * @dup_limited: since the last progress such an answer set off a
  *	refetch; only those below @dup_limit count now
  * @dup_limit: the PSN of the answer that did
- * @events: RXE_COMP_EV_* bits set by the timers
+ * @events: RXE_COMP_EV_* bits set by the timers, the move to ERR and
+ *	user doorbells
  * @cwnd: PSNs the requester may have unacknowledged (RC). Go-back-N
  *	resends everything in flight after a loss, so on a lossy path a
  *	smaller window wastes less: it halves on a loss and grows back by
@@ -533,6 +534,9 @@ struct rxe_req {
  *	while it is not 0
  * @kept: READ responses kept past @psn, whose payload already lies in
  *	place: bit (PSN % RXE_KEPT_PSNS), for PSNs from @psn to @kept_top
+ * @flush_left: send WQEs the flush has yet to retire, of those the ring
+ *	held at the move to ERR or the last user doorbell since
+ *	(RXE_COMP_EV_FLUSH); a kernel QP's flush takes all it holds
  */
 struct rxe_comp {
 	u32 psn;
@@ -577,6 +581,7 @@ struct rxe_comp {
 	u32 kept_top;
 	u32 nkept;
 	DECLARE_BITMAP(kept, RXE_KEPT_PSNS);
+	u32 flush_left;
 };
 
 /**

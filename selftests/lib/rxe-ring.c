@@ -21,6 +21,15 @@
  * a WQE posted with a unique wr_id, the send ring is the one other ring
  * with slots of 256 bytes or more (a CQ's are 128).
  *
+ * A third phase rings the send queue's doorbell (the provider's empty
+ * POST_SEND command) in a loop from two more threads while the ring of
+ * 32768 slots is kept full, after the QP went to ERR. Each doorbell asks
+ * for a flush of what the ring holds, and a write() of the doorbell runs
+ * the send task with bottom halves off, up to its budget of calls, which
+ * the other thread's doorbells keep asking for: the CPU time of the
+ * longest write() must stay short, not the ring many times over. Then,
+ * with the ring left full, one more doorbell must flush all of it.
+ *
  *	rxe-ring [--dev rxe0]
  *
  * Prints "ok - ..." or "not ok - ...: why" per check; exits 1 if any failed.
@@ -39,13 +48,17 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
 #include "rxe-maps.h"
 
 #define RQ_WR		200	/* a ring of 256 */
 #define SQ_WR		300	/* a ring of 512 */
+#define BIG_SQ_WR	16384	/* a ring of 32768 */
 #define HAMMER_MS	2000
+#define DOORBELL_MAX_MS	250	/* the most CPU one doorbell write() may take */
+#define NBELLS		2	/* threads ringing the doorbell */
 #define RECV_MAGIC	0x72786572696e6701ull
 
 static struct ibv_context *ctx;
@@ -160,13 +173,101 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
-static struct ibv_qp *create_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
+struct doorbell {
+	struct ibv_qp *qp;
+	volatile bool stop;
+	uint64_t rung;		/* doorbells written */
+	uint64_t max_us;	/* the most CPU time one write() took */
+	int err;		/* errno of the first failed write() */
+};
+
+/* This thread's CPU time: what a write() ran, not what preempted it. */
+static uint64_t cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+/* Ring the send doorbell once, as the provider does; 0 or an errno. */
+static int doorbell(struct ibv_qp *qp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} req = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = sizeof(req) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.cmd = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = qp->handle,
+			.wqe_size = sizeof(struct ibv_send_wr),
+		},
+	};
+
+	if (write(qp->context->cmd_fd, &req, sizeof(req)) != sizeof(req))
+		return errno;
+	return 0;
+}
+
+/* Ring the send doorbell until told to stop. */
+static void *ring_bell(void *arg)
+{
+	struct doorbell *d = arg;
+
+	while (!d->stop) {
+		uint64_t t = cpu_us();
+
+		d->err = doorbell(d->qp);
+		if (d->err)
+			break;
+		t = cpu_us() - t;
+		if (t > d->max_us)
+			d->max_us = t;
+		d->rung++;
+	}
+	return NULL;
+}
+
+/*
+ * With the ring full and the QP in ERR, one doorbell must flush it all:
+ * the consumer index reaches the producer's.
+ */
+static void flush_full_ring(struct ibv_qp *qp, struct rxe_queue_buf *q)
+{
+	uint32_t mask = q->index_mask;
+	uint32_t cons = __atomic_load_n(&q->consumer_index,
+					__ATOMIC_ACQUIRE) & mask;
+	uint32_t want = (cons + mask) & mask;
+	uint64_t end = now_ms() + 5000;
+	int err;
+
+	__atomic_store_n(&q->producer_index, want, __ATOMIC_RELEASE);
+	err = doorbell(qp);
+	while (!err && cons != want && now_ms() < end) {
+		usleep(1000);
+		cons = __atomic_load_n(&q->consumer_index,
+				       __ATOMIC_ACQUIRE) & mask;
+	}
+	report(!err && cons == want,
+	       "doorbelled send queue: one more doorbell flushes a full ring",
+	       "doorbell: %s; %u WQEs still unflushed after 5 s",
+	       strerror(err), (want - cons) & mask);
+}
+
+static struct ibv_qp *create_qp(struct ibv_cq *scq, struct ibv_cq *rcq,
+				uint32_t sq_wr)
 {
 	struct ibv_qp_init_attr attr = {
 		.send_cq = scq,
 		.recv_cq = rcq,
 		.cap = {
-			.max_send_wr = SQ_WR,
+			.max_send_wr = sq_wr,
 			.max_recv_wr = RQ_WR,
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
@@ -204,11 +305,15 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 
 /*
  * One phase: a fresh QP, its @which ring ("receive" or "send") kept full
- * while the QP goes to the error state.
+ * while the QP goes to the error state; with @bell, a send ring of 32768
+ * slots, and its doorbell rung from another thread from then on.
  */
-static void phase(const char *which)
+static void phase(const char *which, bool bell)
 {
 	bool recv = !strcmp(which, "receive");
+	struct doorbell d[NBELLS] = { 0 };
+	pthread_t bt[NBELLS];
+	int nbells = 0;
 	struct ibv_cq *scq = NULL, *rcq = NULL;
 	struct ibv_recv_wr wr = { .wr_id = RECV_MAGIC };
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
@@ -225,7 +330,7 @@ static void phase(const char *which)
 	scq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 	rcq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 	if (scq && rcq)
-		qp = create_qp(scq, rcq);
+		qp = create_qp(scq, rcq, bell ? BIG_SQ_WR : SQ_WR);
 	report(qp, what, "%s", strerror(errno));
 	if (!qp)
 		goto out;
@@ -261,7 +366,19 @@ static void phase(const char *which)
 		 "%s queue: modify the QP to ERR while its ring is refilled",
 		 which);
 	report(!err, what, "%s", strerror(err));
+	for (n = 0; bell && n < NBELLS; n++, nbells++) {
+		d[n].qp = qp;
+		if (pthread_create(&bt[n], NULL, ring_bell, &d[n])) {
+			report(false, "start a doorbell thread", "%s",
+			       strerror(errno));
+			break;
+		}
+	}
 	pthread_join(t, NULL);
+	for (n = 0; n < nbells; n++)
+		d[n].stop = true;
+	for (n = 0; n < nbells; n++)
+		pthread_join(bt[n], NULL);
 	usleep(200 * 1000);
 
 	snprintf(what, sizeof(what), "%s queue: the QP is in ERR", which);
@@ -270,6 +387,30 @@ static void phase(const char *which)
 	printf("# %s queue of %u slots: the kernel took %" PRIu64
 	       " WQEs in %d ms\n", which, q->index_mask + 1, h.taken,
 	       HAMMER_MS);
+	if (bell) {
+		uint64_t rung = 0, max_us = 0;
+		int berr = nbells == NBELLS ? 0 : EAGAIN;
+
+		for (n = 0; n < nbells; n++) {
+			rung += d[n].rung;
+			if (d[n].max_us > max_us)
+				max_us = d[n].max_us;
+			berr = berr ?: d[n].err;
+		}
+		printf("# %" PRIu64 " doorbells from %d threads, the longest write() ran %"
+		       PRIu64 " us of CPU\n", rung, nbells, max_us);
+		report(!berr && rung, "doorbelled send queue: the doorbells rang",
+		       "%" PRIu64 " doorbells, %s", rung, strerror(berr));
+		snprintf(what, sizeof(what),
+			 "doorbelled send queue: no doorbell's flush ran %d ms",
+			 DOORBELL_MAX_MS);
+		report(max_us < DOORBELL_MAX_MS * 1000ull, what,
+		       "one write() of the doorbell ran %" PRIu64
+		       " ms of CPU: its flush went on for many rings with bottom halves off",
+		       max_us / 1000);
+		flush_full_ring(qp, q);
+		goto out;
+	}
 	snprintf(what, sizeof(what),
 		 "%s queue: the flush took at most twice the ring (%u)",
 		 which, 2 * (q->index_mask + 1));
@@ -315,8 +456,9 @@ int main(int argc, char **argv)
 	report(pd, "open the device and a PD", "%s: %s", dev,
 	       strerror(errno));
 	if (pd) {
-		phase("receive");
-		phase("send");
+		phase("receive", false);
+		phase("send", false);
+		phase("doorbelled send", true);
 		ibv_dealloc_pd(pd);
 	}
 	if (ctx)

@@ -95,7 +95,7 @@ static void rxe_comp_set_busy(struct rxe_qp *qp, bool busy)
 {
 	if (qp->comp.busy == busy)
 		return;
-	qp->comp.busy = busy;
+	WRITE_ONCE(qp->comp.busy, busy);
 	if (busy)
 		atomic_inc(&rxe_qp_dev(qp)->busy_qps);
 	else
@@ -368,12 +368,12 @@ static u32 rxe_comp_floor(const struct rxe_qp *qp)
  * the retry timer sends again, and the ACK that proves the retry needless
  * gives the window back.
  *
- * Context: the QP's send task.
- * Return: the window in PSNs, at least 1.
+ * Context: the QP's send task; elsewhere (rdma res) a snapshot.
+ * Return: the window in PSNs, at least 1 once the QP is in RTS.
  */
 u32 rxe_comp_window(const struct rxe_qp *qp)
 {
-	return min(qp->comp.cwnd, rxe_comp_share(qp, RXE_CWND_MAX));
+	return min(READ_ONCE(qp->comp.cwnd), rxe_comp_share(qp, RXE_CWND_MAX));
 }
 
 /*
@@ -437,6 +437,27 @@ static void rxe_comp_undo(struct rxe_comp *comp)
 }
 
 /*
+ * The peer answered with anything but an RNR NAK: a QP that stopped
+ * sharing the window while it did not (RXE_BUSY_BACKOFFS) shares it
+ * again, while it has packets unacknowledged.
+ */
+static void rxe_comp_answered(struct rxe_qp *qp)
+{
+	if (!qp->comp.busy && !qp->comp.rnr_wait && rxe_comp_outstanding(qp))
+		rxe_comp_set_busy(qp, true);
+}
+
+/*
+ * One more retry with no answer since the last: after RXE_BUSY_BACKOFFS
+ * of them, or once the QP's own timeout expired, it stops sharing.
+ */
+static void rxe_comp_backoff(struct rxe_qp *qp, bool expired)
+{
+	if (++qp->comp.backoff >= RXE_BUSY_BACKOFFS || expired)
+		rxe_comp_set_busy(qp, false);
+}
+
+/*
  * The peer acknowledged everything before @next: time the round trip,
  * grow the window, and start the retry budgets and the timeout over.
  */
@@ -466,6 +487,7 @@ static void rxe_comp_advance(struct rxe_qp *qp, u32 next)
 	comp->dup_limited = false;
 	comp->backoff = 0;
 	if (rxe_comp_outstanding(qp)) {
+		rxe_comp_answered(qp);
 		rxe_comp_deadline_start(qp);
 		rxe_comp_timer_restart(qp);
 	} else {
@@ -763,7 +785,7 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 		 * the oldest missing packet alone again. The backoff keeps a
 		 * path that is only slow from drawing one a round trip.
 		 */
-		comp->backoff++;
+		rxe_comp_backoff(qp, false);
 		rxe_counter_inc(rxe, RXE_CNT_RESENT_ALONE);
 		rxe_comp_going_back(comp, comp->psn);
 		rxe_req_resend_alone(qp, comp->psn);
@@ -779,7 +801,7 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 	} else {
 		rxe_counter_inc(rxe, RXE_CNT_RETRY_EARLY);
 	}
-	comp->backoff++;
+	rxe_comp_backoff(qp, kind == RXE_LOSS_TIMEOUT);
 	rxe_comp_loss(qp, kind);
 	rxe_comp_resend(qp, comp->psn, kind);
 }
@@ -862,6 +884,7 @@ static void rxe_comp_rnr(struct rxe_qp *qp, u8 code)
 		qp->comp.rnr_left--;
 	}
 	qp->comp.rnr_wait = true;
+	rxe_comp_set_busy(qp, false);
 	hrtimer_try_to_cancel(&qp->comp.ack_timer);
 	hrtimer_start(&qp->comp.rnr_timer,
 		      ns_to_ktime(rxe_comp_rnr_timeout_ns(code)),
@@ -1054,6 +1077,8 @@ static void rxe_comp_acknowledge(struct rxe_qp *qp, struct sk_buff *skb)
 			rxe_comp_hold(qp, psn, syn);
 		break;
 	}
+	if (type != AETH_TYPE_RNR_NAK)
+		rxe_comp_answered(qp);
 }
 
 /*

@@ -787,6 +787,8 @@ int rxe_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "retry_left", READ_ONCE(qp->comp.retry_left) },
 		{ "backoff", READ_ONCE(qp->comp.backoff) },
 		{ "rnr_wait", READ_ONCE(qp->comp.rnr_wait) },
+		{ "busy", READ_ONCE(qp->comp.busy) },
+		{ "window", rxe_comp_window(qp) },
 		{ "resp_psn", READ_ONCE(qp->resp.psn) },
 		{ "resp_msn", READ_ONCE(qp->resp.msn) },
 		{ "req_queue", skb_queue_len(&qp->req_q) },

@@ -30,6 +30,15 @@
 #define RXE_CWND_LEAST		8
 
 /*
+ * A QP stops sharing the window while its peer does not answer: in an RNR
+ * wait, after its local ACK timeout, or after this many early retries in
+ * a row. A process could otherwise keep QPs retrying towards nowhere
+ * (an infinite timeout or RNR retry) and cut every other QP of the device
+ * down to RXE_CWND_LEAST. It shares again at the next acknowledgment.
+ */
+#define RXE_BUSY_BACKOFFS	3
+
+/*
  * A QP sending alone keeps all but 1 / (1 << RXE_CWND_KEEP_SHIFT) of its
  * window when a sequence NAK reports a loss, where others halve it: on a
  * path whose round trip jumps with the scheduling of the hosts under it,

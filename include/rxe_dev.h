@@ -73,10 +73,10 @@ struct rxe_counters;
  *	its destroy verb returns, from any context
  * @srq_xa: srq_num to struct rxe_srq; used to allocate the numbers
  * @counters: per-CPU protocol and drop counters
- * @busy_qps: RC QPs with packets unacknowledged, which share the least
- *	and the most window (rxe_comp.c); each QP's send task moves it
- *	in and out. On a cache line of its own: the fields around it are
- *	read per packet
+ * @busy_qps: RC QPs with packets unacknowledged and a peer that
+ *	answers, which share the least and the most window (rxe_comp.c);
+ *	each QP's send task moves it in and out. On a cache line of its
+ *	own: the fields around it are read per packet
  * @held_pkts: request packets its QPs keep past a gap, at most
  *	RXE_HOLD_DEV_MAX (rxe_resp.c)
  * @mcg_list: the multicast groups (struct rxe_mcg); readers use RCU,

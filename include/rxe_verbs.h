@@ -486,7 +486,8 @@ struct rxe_req {
  *	smaller window wastes less: it halves on a loss and grows back by
  *	one PSN per window acknowledged
  * @ssthresh: below it the window grows by each PSN acknowledged
- * @busy: counted in the device's busy_qps (packets unacknowledged)
+ * @busy: counted in the device's busy_qps (packets unacknowledged, and
+ *	the peer answering: RXE_BUSY_BACKOFFS)
  * @cwnd_acked: PSNs acknowledged towards the next linear step
  * @recover_psn: req.top_psn when the last loss was seen; losses before
  *	@psn reaches it belong to the same episode and shrink nothing more

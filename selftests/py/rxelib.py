@@ -4,7 +4,9 @@ device connected to each other over the device's own GID."""
 
 import errno
 import os
+import re
 import select
+import subprocess
 import time
 
 import pyverbs.enums as e
@@ -21,7 +23,7 @@ from tap import check, finish
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
            "connect_rc", "to_rts", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
            "QPInitAttr", "SGE", "SendWR", "RecvWR", "Context",
-           "PyverbsRDMAError", "status_name", "next_event"]
+           "PyverbsRDMAError", "status_name", "next_event", "driver_state"]
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -44,7 +46,8 @@ def status_name(wc):
 
 def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
                access=ACCESS | e.IBV_ACCESS_MW_BIND, rd_atomic=4,
-               timeout=14, retry_cnt=7, rnr_retry=7, rts=True):
+               timeout=14, retry_cnt=7, rnr_retry=7, rts=True,
+               min_rnr_timer=1):
     """Take a connected QP from RESET to RTS (rts=False: to RTR) towards
     QP dest_qpn at gid, both PSNs starting at 0."""
     attr = QPAttr()
@@ -55,7 +58,7 @@ def connect_rc(qp, gid, dest_qpn, gid_index=1, mtu=e.IBV_MTU_1024,
     attr.dest_qp_num = dest_qpn
     attr.rq_psn = 0
     attr.max_dest_rd_atomic = rd_atomic
-    attr.min_rnr_timer = 1
+    attr.min_rnr_timer = min_rnr_timer
     attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gid_index),
                           is_global=1, port_num=1)
     qp.to_rtr(attr)
@@ -72,6 +75,15 @@ def to_rts(qp, rd_atomic=4, timeout=14, retry_cnt=7, rnr_retry=7):
     attr.rnr_retry = rnr_retry
     attr.max_rd_atomic = rd_atomic
     qp.to_rts(attr)
+
+
+def driver_state(dev, qpn):
+    """The driver's attributes of one QP (rdma -dd res show qp), as
+    strings by name, without their drv_ prefix."""
+    out = subprocess.run(["rdma", "-d", "-d", "res", "show", "qp", "link",
+                          dev + "/1", "lqpn", str(qpn)],
+                         capture_output=True, text=True, check=False).stdout
+    return dict(re.findall(r"drv_(\w+) (\d+)", out))
 
 
 def qp_state(qp):

@@ -9,25 +9,16 @@ and be destroyed at once, with its skbs still in the qdisc.
 usage: stuck.py DEV PEER_IPV4
 """
 
-import re
-import subprocess
 import sys
 import time
 
 from rxelib import (ACCESS, CQ, MR, PD, QP, QPCap, QPInitAttr, SGE, Context,
-                    SendWR, check, connect_rc, e, finish, status_name)
+                    SendWR, check, connect_rc, driver_state, e, finish,
+                    status_name)
 from pyverbs.addr import GID
 
 DEV, PEER = sys.argv[1], sys.argv[2]
 SIZE = 1 << 20
-
-
-def driver_state(qpn):
-    """The driver's attributes of one QP (rdma -dd res show qp)."""
-    out = subprocess.run(["rdma", "-d", "-d", "res", "show", "qp", "link",
-                          DEV + "/1", "lqpn", str(qpn)],
-                         capture_output=True, text=True, check=False).stdout
-    return dict(re.findall(r"drv_(\w+) (\d+)", out))
 
 
 ctx = Context(name=DEV)
@@ -52,7 +43,8 @@ qp.post_send(wr)
 seen = 0
 wc, end = None, time.time() + 30
 while time.time() < end:
-    seen = max(seen, int(driver_state(qp.qp_num).get("skb_inflight", 0)))
+    state = driver_state(DEV, qp.qp_num)
+    seen = max(seen, int(state.get("skb_inflight", 0)))
     got, wcs = cq.poll(1)
     if got:
         wc = wcs[0]
@@ -63,7 +55,7 @@ check("the QP filled its share of the stack (64 skbs in flight)", seen >= 64,
 check("the write completes with IBV_WC_RETRY_EXC_ERR within 30 s",
       wc is not None and wc.status == e.IBV_WC_RETRY_EXC_ERR,
       status_name(wc))
-left = int(driver_state(qp.qp_num).get("skb_inflight", -1))
+left = int(driver_state(DEV, qp.qp_num).get("skb_inflight", -1))
 check("its skbs are still in the qdisc", left > 0, "skb_inflight %d" % left)
 
 t0 = time.time()

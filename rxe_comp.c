@@ -447,13 +447,10 @@ static void rxe_comp_answered(struct rxe_qp *qp)
 		rxe_comp_set_busy(qp, true);
 }
 
-/*
- * One more retry with no answer since the last: after RXE_BUSY_BACKOFFS
- * of them, or once the QP's own timeout expired, it stops sharing.
- */
-static void rxe_comp_backoff(struct rxe_qp *qp, bool expired)
+/* One more retry with no answer since the last (RXE_BUSY_BACKOFFS). */
+static void rxe_comp_backoff(struct rxe_qp *qp)
 {
-	if (++qp->comp.backoff >= RXE_BUSY_BACKOFFS || expired)
+	if (++qp->comp.backoff >= RXE_BUSY_BACKOFFS)
 		rxe_comp_set_busy(qp, false);
 }
 
@@ -785,7 +782,7 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 		 * the oldest missing packet alone again. The backoff keeps a
 		 * path that is only slow from drawing one a round trip.
 		 */
-		rxe_comp_backoff(qp, false);
+		rxe_comp_backoff(qp);
 		rxe_counter_inc(rxe, RXE_CNT_RESENT_ALONE);
 		rxe_comp_going_back(comp, comp->psn);
 		rxe_req_resend_alone(qp, comp->psn);
@@ -801,7 +798,7 @@ static void rxe_comp_timeout(struct rxe_qp *qp)
 	} else {
 		rxe_counter_inc(rxe, RXE_CNT_RETRY_EARLY);
 	}
-	rxe_comp_backoff(qp, kind == RXE_LOSS_TIMEOUT);
+	rxe_comp_backoff(qp);
 	rxe_comp_loss(qp, kind);
 	rxe_comp_resend(qp, comp->psn, kind);
 }

@@ -31,12 +31,16 @@
 
 /*
  * A QP stops sharing the window while its peer does not answer: in an RNR
- * wait, after its local ACK timeout, or after this many early retries in
- * a row. A process could otherwise keep QPs retrying towards nowhere
- * (an infinite timeout or RNR retry) and cut every other QP of the device
- * down to RXE_CWND_LEAST. It shares again at the next acknowledgment.
+ * wait, or after this many retries in a row with no answer (1.3 s from
+ * the first at the least, the retry timer doubling from 20 ms). A process
+ * could otherwise keep QPs retrying towards nowhere (an infinite timeout
+ * or RNR retry) and cut every other QP of the device down to
+ * RXE_CWND_LEAST. It shares again at the peer's next answer. A QP on a
+ * lossy link that only loses its retries now and then, as go-back-N
+ * does, stays: its answers come within a few retries, and a QP that
+ * left would take a larger share than it is due while it resends.
  */
-#define RXE_BUSY_BACKOFFS	3
+#define RXE_BUSY_BACKOFFS	6
 
 /*
  * A QP sending alone keeps all but 1 / (1 << RXE_CWND_KEEP_SHIFT) of its

@@ -53,12 +53,12 @@ def main():
         s.post_send(SendWR(opcode=e.IBV_WR_SEND, num_sge=1,
                            sg=[SGE(mr.buf, 64, mr.lkey)]))
 
-    # Early retries back off from 20 ms: the third after 140 ms or so.
-    time.sleep(2)
+    # Early retries back off from 20 ms: the sixth 1.26 s after the send.
+    time.sleep(3)
     states = [driver_state(DEV, s.qp_num) for s in senders]
     rnr = sum(st.get("rnr_wait") == "1" for st in states[:STALLED])
-    backed = sum(int(st.get("backoff", 0)) >= 3 for st in states[STALLED:])
-    print("# %d of %d QPs in an RNR wait, %d of %d backed off 3 times" %
+    backed = sum(int(st.get("backoff", 0)) >= 6 for st in states[STALLED:])
+    print("# %d of %d QPs in an RNR wait, %d of %d backed off 6 times" %
           (rnr, STALLED, backed, STALLED))
     check("the stalled QPs wait: RNR waits and early retries backed off",
           rnr >= STALLED - 2 and backed == STALLED,

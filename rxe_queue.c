@@ -214,7 +214,7 @@ int rxe_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (!rdma_entry)
 		return -EINVAL;
 
-	/* ib_core checked the length too; the walk relies on it here. */
+	/* Never past the ring, whatever ib_core checked of the length. */
 	vaddr = to_rxe_mmap_entry(rdma_entry)->vaddr;
 	len = vma->vm_end - vma->vm_start;
 	if (len > rdma_entry->npages << PAGE_SHIFT)

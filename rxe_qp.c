@@ -459,6 +459,17 @@ static void rxe_qp_apply_attr(struct rxe_qp *qp, const struct ib_qp_attr *attr,
 	}
 }
 
+/*
+ * The QP went to ERR (or SQE): both tasks run to flush its work queues,
+ * the send queue's flush counting what its ring holds now.
+ */
+static void rxe_qp_start_flush(struct rxe_qp *qp)
+{
+	set_bit(RXE_COMP_EV_FLUSH, &qp->comp.events);
+	rxe_task_sched(&qp->send_task);
+	rxe_task_sched(&qp->recv_task);
+}
+
 /**
  * rxe_qp_modify() - the modify_qp verb
  * @ibqp: the QP
@@ -549,9 +560,7 @@ int rxe_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		break;
 	case IB_QPS_SQE:
 	case IB_QPS_ERR:
-		set_bit(RXE_COMP_EV_FLUSH, &qp->comp.events);
-		rxe_task_sched(&qp->send_task);
-		rxe_task_sched(&qp->recv_task);
+		rxe_qp_start_flush(qp);
 		break;
 	}
 out:
@@ -720,11 +729,8 @@ void rxe_qp_set_error(struct rxe_qp *qp)
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (changed) {
-		set_bit(RXE_COMP_EV_FLUSH, &qp->comp.events);
-		rxe_task_sched(&qp->send_task);
-		rxe_task_sched(&qp->recv_task);
-	}
+	if (changed)
+		rxe_qp_start_flush(qp);
 }
 
 /**

@@ -15,8 +15,7 @@ usage: memcg.py DEV CG
 import os
 import sys
 
-from rxelib import (CQ, PD, QP, PyverbsRDMAError, QPCap, QPInitAttr, check,
-                    e, errno, finish)
+from rxelib import CQ, PD, PyverbsRDMAError, check, e, errno, finish, new_qp
 from pyverbs.device import Context
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 
@@ -80,12 +79,6 @@ def charged(what, make, want):
           "%.1f MiB still charged" % (left / MiB))
 
 
-def big_qp(pd, cq):
-    cap = QPCap(max_send_wr=8192, max_recv_wr=8192, max_send_sge=16,
-                max_recv_sge=16)
-    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-
-
 def charges(ctx, pd):
     charged("8 CQs of %d entries" % BIG_CQ,
             lambda: [CQ(ctx, BIG_CQ) for _ in range(8)], 8 * CQ_RING)
@@ -94,7 +87,9 @@ def charges(ctx, pd):
     # The send and receive rings, and the kernel's shadow of the send
     # ring: as many slots, each holding the 16 SGEs at least.
     charged("a QP of 8192 send and 8192 receive WRs of 16 SGEs",
-            lambda: [big_qp(pd, cq)],
+            lambda: [new_qp(pd, cq, e.IBV_QPT_RC, max_send_wr=8192,
+                            max_recv_wr=8192, max_send_sge=16,
+                            max_recv_sge=16)],
             2 * ring_bytes(8192, WR16_SLOT) + 16384 * 16 * 16)
     charged("an SRQ of 8192 WRs of 16 SGEs",
             lambda: [SRQ(pd, SrqInitAttr(SrqAttr(max_wr=8192, max_sge=16)))],

@@ -13,7 +13,7 @@ import sys
 
 from rxelib import (ACCESS, CQ, MR, PD, QP, SGE, Context, Pair,
                     PyverbsRDMAError, QPAttr, QPCap, QPInitAttr, SendWR,
-                    check, e, errno, expect_errno, finish, qp_state,
+                    check, e, errno, expect_errno, finish, new_qp, qp_state,
                     status_name)
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CompChannel
@@ -35,15 +35,6 @@ def restrack():
         if len(words) > 2 and words[1] == DEV + ":":
             return dict(zip(words[2::2], map(int, words[3::2])))
     raise RuntimeError("no line for %s in: %s" % (DEV, out))
-
-
-def new_qp(pd, cq, qp_type, srq=None, **cap):
-    caps = dict(max_send_wr=16, max_recv_wr=16, max_send_sge=2,
-                max_recv_sge=2)
-    caps.update(cap)
-    init = QPInitAttr(qp_type=qp_type, scq=cq, rcq=cq, srq=srq,
-                      cap=QPCap(**caps))
-    return QP(pd, init)
 
 
 def to_init(qp):

@@ -23,7 +23,8 @@ from tap import check, finish
 __all__ = ["e", "errno", "check", "expect_errno", "finish", "Pair", "ACCESS",
            "connect_rc", "to_rts", "MR", "PD", "CQ", "QP", "QPAttr", "QPCap",
            "QPInitAttr", "SGE", "SendWR", "RecvWR", "Context",
-           "PyverbsRDMAError", "status_name", "next_event", "driver_state"]
+           "PyverbsRDMAError", "status_name", "next_event", "driver_state",
+           "new_qp"]
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -75,6 +76,17 @@ def to_rts(qp, rd_atomic=4, timeout=14, retry_cnt=7, rnr_retry=7):
     attr.rnr_retry = rnr_retry
     attr.max_rd_atomic = rd_atomic
     qp.to_rts(attr)
+
+
+def new_qp(pd, cq, qp_type, srq=None, **cap):
+    """A QP of qp_type on one CQ, 16 WRs and 2 SGEs each way unless cap
+    (QPCap's keywords) says otherwise."""
+    caps = dict(max_send_wr=16, max_recv_wr=16, max_send_sge=2,
+                max_recv_sge=2)
+    caps.update(cap)
+    init = QPInitAttr(qp_type=qp_type, scq=cq, rcq=cq, srq=srq,
+                      cap=QPCap(**caps))
+    return QP(pd, init)
 
 
 def driver_state(dev, qpn):

@@ -18,17 +18,11 @@ usage: share.py [DEV]
 import sys
 import time
 
-from rxelib import (CQ, MR, QP, QPCap, QPInitAttr, SGE, Pair, RecvWR,
-                    SendWR, check, connect_rc, driver_state, e, finish,
-                    qp_state)
+from rxelib import (CQ, MR, SGE, Pair, RecvWR, SendWR, check, connect_rc,
+                    driver_state, e, finish, new_qp, qp_state)
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "rxe0"
 STALLED = 20
-
-
-def rc_qp(pd, cq):
-    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
 
 
 def main():
@@ -39,13 +33,13 @@ def main():
     qps = []
     # An RNR NAK for every SEND, an RNR timer of 655.36 ms (code 0).
     for _ in range(STALLED):
-        s, t = rc_qp(pd, cq), rc_qp(pd, cq)
+        s, t = new_qp(pd, cq, e.IBV_QPT_RC), new_qp(pd, cq, e.IBV_QPT_RC)
         connect_rc(s, gid, t.qp_num, rnr_retry=7)
         connect_rc(t, gid, s.qp_num, min_rnr_timer=0)
         qps += [s, t]
     # No answer at all, and no end to waiting for one (timeout 0).
     for _ in range(STALLED):
-        s = rc_qp(pd, cq)
+        s = new_qp(pd, cq, e.IBV_QPT_RC)
         connect_rc(s, gid, 0xfffff0, timeout=0)
         qps.append(s)
     senders = qps[0:2 * STALLED:2] + qps[2 * STALLED:]

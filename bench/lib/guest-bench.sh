@@ -36,7 +36,7 @@
 # bench/run.sh boots the pair again for the runs not yet made.
 #
 # bench/ab.sh's guest side (lib/guest-ab.sh) sources this file for its
-# helpers (nap, pair_run, run_again, counters_mark/_save, wire_check, ...):
+# helpers (pair_run, run_again, counters_mark/_save, wire_check, ...):
 # sourced, it stops before the boot below.
 
 # It changes the MTU, netem and modules of the machine it runs on: only in
@@ -80,25 +80,8 @@ PATH=$REPO/selftests/bin:$PATH
 PROBE_SETTLE_MS=$((D * 125))
 PROBE_WINDOW_MS=$((D * 625))
 
-# A sleep without a fork (every process costs ~0.1 s under TCG): a read
-# that times out on a FIFO nobody writes to (the guest has no /dev/fd for
-# the usual <(:)).
-mkfifo /tmp/bench-nap.fifo
-exec {_nap_fd}<>/tmp/bench-nap.fifo
-nap() {
-	read -rt "$1" -u "$_nap_fd" _ || true
-}
-
 ms() {
 	printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
-}
-
-# lib/guest.sh's barrier, waiting without forking sleep(1): the guest that
-# waits there while the other one runs the client must not spend CPU time
-# on it (it is measured).
-BARRIER_LOOKS_PER_S=20
-barrier_nap() {
-	nap 0.05
 }
 
 log() {

@@ -59,6 +59,16 @@ _record_failure() {
 	echo "$1" >>"$_out/failed"
 }
 
+# _check_log: set $log to the file a check's output goes to, on the
+# guest's tmpfs. One per process and call depth, so that a check inside
+# another check's command or in a background subshell has its own; it is
+# overwritten, never removed. mktemp and rm would cost two processes,
+# a quarter of a second under TCG, for each of the thousand checks of a
+# suite run.
+_check_log() {
+	log=/tmp/rxe-check.$BASHPID.${#FUNCNAME[@]}
+}
+
 # _run LOG cmd...: run cmd with stdout+stderr to LOG, return its status.
 # Sets _took to the time it took ("1.23s").
 _run() {
@@ -76,17 +86,18 @@ _run() {
 		"$@" >"$log" 2>&1 </dev/null || rc=$?
 	fi
 	t0=$((${EPOCHREALTIME/./} - t0))
-	_took=$((t0 / 1000000)).$(printf '%02d' $((t0 / 10000 % 100)))s
+	printf -v _took '%d.%02ds' $((t0 / 1000000)) $((t0 / 10000 % 100))
 	return "$rc"
 }
 
 # _report OK WHAT LOG RC: print and record one check.
 _report() {
-	local ok=$1 what=$2 log=$3 rc=$4
+	local ok=$1 what=$2 log=$3 rc=$4 verdict=ok
 
 	_checks=$((_checks + 1))
+	[ "$ok" = 1 ] || verdict="not ok"
 	{
-		echo "=== $(if [ "$ok" = 1 ]; then echo ok; else echo "not ok"; fi) - $what (exit $rc, $_took)"
+		echo "=== $verdict - $what (exit $rc, $_took)"
 		cat "$log"
 	} >>"$_out/checks.log"
 	if [ "$ok" = 1 ]; then
@@ -130,10 +141,9 @@ check() {
 	local what=$1 log rc=0
 
 	shift
-	log=$(mktemp)
+	_check_log
 	_run "$log" "$@" || rc=$?
 	_report "$((rc == 0))" "$what" "$log" "$rc"
-	rm -f "$log"
 	return 0
 }
 
@@ -141,11 +151,10 @@ expect_fail() {
 	local what=$1 log rc=0
 
 	shift
-	log=$(mktemp)
+	_check_log
 	_run "$log" "$@" || rc=$?
 	[ "$rc" != 124 ] || echo "(a timeout is not the expected failure)" >>"$log"
 	_report "$((rc != 0 && rc != 124))" "$what" "$log" "$rc"
-	rm -f "$log"
 	return 0
 }
 
@@ -153,7 +162,7 @@ check_match() {
 	local what=$1 regex=$2 log rc=0 ok=0
 
 	shift 2
-	log=$(mktemp)
+	_check_log
 	_run "$log" "$@" || rc=$?
 	if [ "$rc" = 0 ]; then
 		if grep -qE -- "$regex" "$log"; then
@@ -163,7 +172,6 @@ check_match() {
 		fi
 	fi
 	_report "$ok" "$what" "$log" "$rc"
-	rm -f "$log"
 	return 0
 }
 
@@ -172,7 +180,7 @@ check_match() {
 show() {
 	local log rc=0
 
-	log=$(mktemp)
+	_check_log
 	echo "\$ $*"
 	_run "$log" "$@" || rc=$?
 	cat "$log"
@@ -180,7 +188,6 @@ show() {
 		echo "=== show: $* (exit $rc, $_took)"
 		cat "$log"
 	} >>"$_out/checks.log"
-	rm -f "$log"
 	_checks=$((_checks + 1))
 	if [ "$rc" != 0 ]; then
 		echo "not ok - $* (exit code $rc)"
@@ -247,6 +254,15 @@ bg_kill() {
 	wait "${_bg_pid[$1]}" 2>/dev/null || true
 }
 
+# nap SECONDS: sleep without a fork (each process costs ~0.05 s under
+# TCG, more than the polls below wait): a read that times out on a FIFO
+# nobody writes to (the guest has no /dev/fd for the usual <(:)).
+mkfifo "/tmp/rxe-nap.$$.fifo"
+exec {_nap_fd}<>"/tmp/rxe-nap.$$.fifo"
+nap() {
+	read -rt "$1" -u "$_nap_fd" _ || true
+}
+
 # _poll TENTHS CMD...: run CMD every 0.1 s until it succeeds, at most
 # TENTHS times; fail if it never did.
 _poll() {
@@ -255,14 +271,25 @@ _poll() {
 	shift
 	while [ "$t" -gt 0 ]; do
 		"$@" && return 0
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	return 1
 }
 
+# _tcp_listens PORT: a TCP socket listens on PORT. Read from /proc by the
+# shell itself: ss and grep would cost two processes on each poll.
 _tcp_listens() {
-	ss -Hltn "sport = :$1" | grep -q .
+	local f port laddr st
+
+	printf -v port ':%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		# sl local_address rem_address st ...; st 0A is LISTEN.
+		while read -r _ laddr _ st _; do
+			[[ $laddr == *"$port" && $st == 0A ]] && return 0
+		done <"$f"
+	done
+	return 1
 }
 
 _cm_listens() {
@@ -315,11 +342,12 @@ make_pattern() {
 declare -A _barrier_gen
 
 # How barrier() waits between two looks for the peer, and how many looks
-# make a second. A caller may redefine both (bench/lib/guest-bench.sh waits
-# without forking sleep(1), whose CPU time would be measured).
-BARRIER_LOOKS_PER_S=10
+# make a second. A look is one stat over 9p; the nap forks nothing, so
+# the guest that waits while the other runs a client (bench/ measures its
+# CPU time) spends next to none.
+BARRIER_LOOKS_PER_S=20
 barrier_nap() {
-	sleep 0.1
+	nap 0.05
 }
 
 # barrier NAME: wait until the other guest reaches `barrier NAME` too. The
@@ -445,7 +473,7 @@ rxe_wait_ready() {
 			[ -n "$(gid_index "$MY_IP" "$name")" ]; then
 			return 0
 		fi
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	echo "$name: port not ACTIVE or no GID for $MY_IP after 10 s"

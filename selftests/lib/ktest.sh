@@ -46,7 +46,7 @@ ktest_finish() {
 	while [ "$t" -gt 0 ]; do
 		read -r state <"$KTEST_DBG/state" || state=missing
 		[ "$state" = running ] || break
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	cat "$KTEST_DBG/result"
@@ -71,7 +71,7 @@ ktest_wait_report() {
 
 	while [ "$t" -gt 0 ]; do
 		grep -qE -- "$1" "$KTEST_DBG/result" 2>/dev/null && return 0
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	echo "no line matching /$1/ in the report after ${KTEST_WAIT}s:"

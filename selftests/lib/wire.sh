@@ -30,7 +30,7 @@ _capture_wait() {
 
 	while [ "$t" -gt 0 ]; do
 		[ -s "$file" ] && [ "$(stat -c %s "$file")" -ge 24 ] && return 0
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	echo "dumpcap wrote no capture header to $file in 30 s"

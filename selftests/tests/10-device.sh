@@ -25,7 +25,7 @@ port_is() {
 	while [ "$t" -gt 0 ]; do
 		read -r s <"$port/state"
 		[[ $s == *"$1" ]] && return 0
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	echo "port state is '$s', want $1"
@@ -46,7 +46,7 @@ within() {
 			echo "$* still runs after ${s}s"
 			return 124
 		fi
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	wait "$pid"
@@ -64,7 +64,7 @@ gone() {
 
 	while [ "$t" -gt 0 ]; do
 		[ -e "/sys/class/infiniband/$1" ] || return 0
-		sleep 0.1
+		nap 0.1
 		t=$((t - 1))
 	done
 	echo "$1 still exists"

@@ -440,7 +440,7 @@ err_put:
  * reference.
  */
 static struct rxe_mr *rxe_mw_get_remote(const struct rxe_qp *qp,
-					struct rxe_mw *mw, u32 rkey, u64 iova,
+					struct rxe_mw_key *mw, u32 rkey, u64 iova,
 					u64 length, u32 access, bool whole)
 {
 	struct rxe_mr *mr = NULL;
@@ -448,10 +448,10 @@ static struct rxe_mr *rxe_mw_get_remote(const struct rxe_qp *qp,
 	u64 end;
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->state != RXE_MR_VALID || mw->ibmw.rkey != rkey ||
-	    mw->ibmw.pd != qp->ibqp.pd || (access & ~mw->access))
+	if (mw->state != RXE_MR_VALID || mw->rkey != rkey ||
+	    mw->pd != qp->ibqp.pd || (access & ~mw->access))
 		goto out;
-	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num)
+	if (mw->type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num)
 		goto out;
 	if (!whole && (check_add_overflow(iova, length, &end) ||
 		       iova < mw->addr || end > mw->addr + mw->length))
@@ -896,7 +896,7 @@ static enum ib_wc_status rxe_mr_fast_reg(struct rxe_qp *qp, struct rxe_mr *mr,
 }
 
 /* Unbind a window; the caller drops the MR it returns, outside the lock. */
-static struct rxe_mr *rxe_mw_unbind(struct rxe_mw *mw)
+static struct rxe_mr *rxe_mw_unbind(struct rxe_mw_key *mw)
 	__must_hold(&mw->lock)
 {
 	struct rxe_mr *mr = mw->mr;
@@ -921,7 +921,7 @@ static void rxe_mw_drop_mr(struct rxe_mr *mr)
  * Invalidate a type 2 window (IBA 10.6.7.2.5): bound, of the QP's PD, and
  * for a remote invalidation bound to this very QP.
  */
-static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
+static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw_key *mw, u32 rkey,
 			     bool remote)
 {
 	struct rxe_mr *mr = NULL;
@@ -929,8 +929,8 @@ static int rxe_mw_invalidate(struct rxe_qp *qp, struct rxe_mw *mw, u32 rkey,
 	int err = -EINVAL;
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->state == RXE_MR_VALID &&
-	    mw->ibmw.rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	if (mw->type == IB_MW_TYPE_2 && mw->state == RXE_MR_VALID &&
+	    mw->rkey == rkey && mw->pd == qp->ibqp.pd &&
 	    (!remote || mw->qpn == qp->ibqp.qp_num)) {
 		mr = rxe_mw_unbind(mw);
 		err = 0;
@@ -1046,8 +1046,8 @@ static enum ib_wc_status rxe_mw_bind(struct rxe_qp *qp,
 	u32 new_rkey = (rkey & ~0xffU) | (wqe->wr.mw.rkey & 0xff);
 	struct rxe_mr *mr = NULL, *old = NULL;
 	enum ib_wc_status status = IB_WC_MW_BIND_ERR;
+	struct rxe_mw_key *mw;
 	unsigned long flags;
-	struct rxe_mw *mw;
 	unsigned int tag;
 
 	if (access & ~(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
@@ -1065,9 +1065,9 @@ static enum ib_wc_status rxe_mw_bind(struct rxe_qp *qp,
 		goto out_unlock_rcu;
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->ibmw.rkey != rkey || mw->ibmw.pd != qp->ibqp.pd)
+	if (mw->rkey != rkey || mw->pd != qp->ibqp.pd)
 		goto out_unlock;
-	if (mw->ibmw.type == IB_MW_TYPE_2 &&
+	if (mw->type == IB_MW_TYPE_2 &&
 	    (mw->state != RXE_MR_INVALID || !mr))
 		goto out_unlock;
 
@@ -1084,7 +1084,7 @@ static enum ib_wc_status rxe_mw_bind(struct rxe_qp *qp,
 		mw->state = RXE_MR_VALID;
 		mr = NULL;
 	}
-	mw->ibmw.rkey = new_rkey;
+	mw->rkey = new_rkey;
 	status = IB_WC_SUCCESS;
 out_unlock:
 	spin_unlock_irqrestore(&mw->lock, flags);
@@ -1107,6 +1107,7 @@ int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct rxe_dev *rxe = to_rxe_dev(ibmw->device);
 	struct rxe_mw *mw = to_rxe_mw(ibmw);
+	struct rxe_mw_key *key;
 	u32 index;
 	int err;
 
@@ -1114,40 +1115,60 @@ int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 	if (err)
 		return err;
 
-	spin_lock_init(&mw->lock);
-	mw->state = RXE_MR_INVALID;
-	mw->mr = NULL;
+	key = kzalloc(sizeof(*key), rxe_obj_gfp(!!udata));
+	if (!key) {
+		err = -ENOMEM;
+		goto err_limit;
+	}
+	spin_lock_init(&key->lock);
+	key->state = RXE_MR_INVALID;
+	key->pd = ibmw->pd;
+	key->type = ibmw->type;
 	err = xa_alloc(&rxe->key_xa, &index,
-		       xa_tag_pointer(mw, RXE_KEY_TAG_MW),
+		       xa_tag_pointer(key, RXE_KEY_TAG_MW),
 		       XA_LIMIT(1, RXE_MAX_MR), GFP_KERNEL);
 	if (err) {
-		rxe_limit_drop(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
-		return err == -EBUSY ? -ENOMEM : err;
+		kfree(key);
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_limit;
 	}
 	ibmw->rkey = index << 8 | (get_random_u32() & 0xff);
+	/* Until now the key matched none: index 0 is never given out. */
+	spin_lock_bh(&key->lock);
+	key->rkey = ibmw->rkey;
+	spin_unlock_bh(&key->lock);
+	mw->key = key;
 	return 0;
+
+err_limit:
+	rxe_limit_drop(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
+	return err;
 }
 
 /**
  * rxe_mw_dealloc() - the dealloc_mw verb
  * @ibmw: the MW; bound or not
  *
+ * A lookup that found the window before it left the key table may still
+ * take its lock: it finds it unbound and its key 0, which matches no key,
+ * so neither an access nor a bind gets through. The key part is freed a
+ * grace period later, which dealloc does not wait for.
+ *
  * Return: 0.
  */
 int rxe_mw_dealloc(struct ib_mw *ibmw)
 {
 	struct rxe_dev *rxe = to_rxe_dev(ibmw->device);
-	struct rxe_mw *mw = to_rxe_mw(ibmw);
+	struct rxe_mw_key *key = to_rxe_mw(ibmw)->key;
 	struct rxe_mr *mr;
 
 	xa_erase(&rxe->key_xa, ibmw->rkey >> 8);
-	/* Lookups use the window under RCU; ib_core frees it once we return. */
-	synchronize_rcu();
-
-	spin_lock_bh(&mw->lock);
-	mr = rxe_mw_unbind(mw);
-	spin_unlock_bh(&mw->lock);
+	spin_lock_bh(&key->lock);
+	mr = rxe_mw_unbind(key);
+	key->rkey = 0;
+	spin_unlock_bh(&key->lock);
 	rxe_mw_drop_mr(mr);
+	kfree_rcu(key, rcu);
 	rxe_limit_drop(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
 	return 0;
 }

@@ -501,17 +501,18 @@ static void rxe_net_tx_done(struct sk_buff *skb)
 	unsigned long arg = (unsigned long)skb_shinfo(skb)->destructor_arg;
 	struct rxe_net_tx *tx = (void *)(arg & ~(RXE_NET_TX_ALIGN - 1UL));
 	int npkts = arg & (RXE_NET_TX_ALIGN - 1);
-	struct rxe_qp *qp;
+	struct rxe_qp_entry *entry;
 	int left;
 
 	left = atomic_sub_return(npkts, &tx->inflight);
 	if (left <= RXE_INFLIGHT_SKBS_LOW &&
 	    left + npkts > RXE_INFLIGHT_SKBS_LOW) {
 		rcu_read_lock();
-		qp = rcu_dereference(tx->qp);
-		if (qp) {
-			rxe_task_sched(&qp->send_task);
-			rxe_task_sched(&qp->recv_task);
+		entry = rcu_dereference(tx->entry);
+		if (entry && rxe_obj_get(&entry->obj)) {
+			rxe_task_sched(&entry->qp->send_task);
+			rxe_task_sched(&entry->qp->recv_task);
+			rxe_obj_put(&entry->obj);
 		}
 		rcu_read_unlock();
 	}
@@ -929,7 +930,7 @@ int rxe_net_qp_init(struct rxe_qp *qp)
 	if (!qp->tx)
 		return -ENOMEM;
 	refcount_set(&qp->tx->ref, 1);
-	RCU_INIT_POINTER(qp->tx->qp, qp);
+	RCU_INIT_POINTER(qp->tx->entry, qp->entry);
 
 	err = dst_cache_init(&qp->dst_cache, rxe_obj_gfp(qp->is_user));
 	if (err) {
@@ -945,12 +946,12 @@ int rxe_net_qp_init(struct rxe_qp *qp)
  * rxe_net_qp_detach() - stop the QP's skbs from waking it
  * @qp: a QP being destroyed
  *
- * The caller waits for an RCU grace period before the QP's tasks go
- * away: a destructor that found the QP may still be scheduling them.
+ * A destructor that found the QP before may still be scheduling its
+ * tasks, with a reference that the caller's drain waits for.
  */
 void rxe_net_qp_detach(struct rxe_qp *qp)
 {
-	RCU_INIT_POINTER(qp->tx->qp, NULL);
+	RCU_INIT_POINTER(qp->tx->entry, NULL);
 }
 
 /**

@@ -176,10 +176,10 @@ static int rxe_qp_alloc_qpn(struct rxe_dev *rxe, struct rxe_qp *qp)
 	int err;
 
 	if (qp->ibqp.qp_type == IB_QPT_GSI) {
-		err = xa_insert(&rxe->qp_xa, 1, qp, GFP_KERNEL);
+		err = xa_insert(&rxe->qp_xa, 1, qp->entry, GFP_KERNEL);
 		qpn = 1;
 	} else {
-		err = xa_alloc_cyclic(&rxe->qp_xa, &qpn, qp,
+		err = xa_alloc_cyclic(&rxe->qp_xa, &qpn, qp->entry,
 				      XA_LIMIT(RXE_QPN_MIN, RXE_QPN_LAST),
 				      &next, GFP_KERNEL);
 		if (err > 0)
@@ -253,7 +253,13 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 
-	rxe_obj_init(&qp->obj);
+	qp->entry = kzalloc(sizeof(*qp->entry), rxe_obj_gfp(!!udata));
+	if (!qp->entry) {
+		err = -ENOMEM;
+		goto err_limit;
+	}
+	rxe_obj_init(&qp->entry->obj);
+	qp->entry->qp = qp;
 	spin_lock_init(&qp->state_lock);
 	mutex_init(&qp->modify_mutex);
 	skb_queue_head_init(&qp->req_q);
@@ -273,7 +279,7 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	err = rxe_qp_init_sq(qp, init);
 	if (err)
-		goto err_limit;
+		goto err_entry;
 	err = rxe_qp_init_rq(qp, init);
 	if (err)
 		goto err_sq;
@@ -304,8 +310,9 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
+	/* A packet may have found the QP; in RESET, it took nothing. */
 	xa_erase(&rxe->qp_xa, ibqp->qp_num);
-	synchronize_rcu();
+	rxe_obj_drain(&qp->entry->obj);
 err_net:
 	rxe_net_qp_cleanup(qp);
 err_resp:
@@ -315,6 +322,8 @@ err_rq:
 		rxe_queue_cleanup(&qp->rq.queue);
 err_sq:
 	rxe_qp_cleanup_sq(qp);
+err_entry:
+	kfree_rcu(qp->entry, rcu);
 err_limit:
 	rxe_limit_drop(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP);
 	return err;
@@ -611,21 +620,22 @@ int rxe_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  *     (only a kernel consumer leaves it so), while its QPN is still
  *     taken: no QP that gets the number next inherits its memberships.
  *  1. Unpublish the QPN and detach the QP from its skbs in the network
- *     stack, and wait for an RCU grace period: no packet can find the QP
- *     any more, and no skb destructor is scheduling its tasks.
+ *     stack: no packet or skb destructor finds the QP any more. Those
+ *     that found it before hold a reference (struct rxe_qp_entry).
  *  2. Disable both tasks: neither runs again, and a queued work item has
- *     finished. Timers only ask a disabled task to run, which it notes.
+ *     finished. Whoever still asks one to run, a timer, a packet being
+ *     queued, a destructor, only has the request noted.
  *  3. Stop the completer's timers, which no task can now re-arm (the
  *     responder's hold timer goes with its buffers, at step 6).
- *  4. Drop the packets still queued for the QP.
- *  5. Drain the remaining references, held by contexts that finish on
- *     their own (among them a CPU's list of QPs owing an ACK, whose
- *     tasklet only asks the disabled receive task to run). skbs still
- *     in the network stack are not among them: a stuck netdev may keep
- *     them for good, and they only pin the QP's struct rxe_net_tx
- *     (rxe_net_qp_cleanup()).
- *  6. Free the responder's buffers and the rings; ib_core frees the QP
- *     itself once we return.
+ *  4. Drain the references, held by contexts that finish on their own:
+ *     a packet being queued, a destructor scheduling the tasks, a CPU's
+ *     list of QPs owing an ACK, whose tasklet only asks the disabled
+ *     receive task to run. skbs still in the network stack hold none: a
+ *     stuck netdev may keep them for good, and they only pin the QP's
+ *     struct rxe_net_tx (rxe_net_qp_cleanup()).
+ *  5. Drop the packets queued for the QP; no more can come.
+ *  6. Free the responder's buffers and the rings, and the entry after a
+ *     grace period; ib_core frees the QP itself once we return.
  *
  * Return: 0.
  */
@@ -637,20 +647,20 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	rxe_mcast_qp_destroy(qp);
 	xa_erase(&rxe->qp_xa, ibqp->qp_num);
 	rxe_net_qp_detach(qp);
-	synchronize_rcu();
 
 	rxe_task_disable(&qp->send_task);
 	rxe_task_disable(&qp->recv_task);
 	rxe_comp_stop(qp);
+	rxe_obj_drain(&qp->entry->obj);
 	skb_queue_purge(&qp->req_q);
 	skb_queue_purge(&qp->rsp_q);
-	rxe_obj_drain(&qp->obj);
 
 	rxe_resp_cleanup(qp);
 	rxe_net_qp_cleanup(qp);
 	rxe_qp_cleanup_sq(qp);
 	if (!qp->srq)
 		rxe_queue_cleanup(&qp->rq.queue);
+	kfree_rcu(qp->entry, rcu);
 	mutex_destroy(&qp->modify_mutex);
 	rxe_limit_drop(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP);
 	pr_debug("%s: QP %u destroyed\n", dev_name(&rxe->ib_dev.dev),
@@ -668,12 +678,13 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
  */
 struct rxe_qp *rxe_qp_get(struct rxe_dev *rxe, u32 qpn)
 {
-	struct rxe_qp *qp;
+	struct rxe_qp_entry *entry;
+	struct rxe_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&rxe->qp_xa, qpn);
-	if (qp && !rxe_obj_get(&qp->obj))
-		qp = NULL;
+	entry = xa_load(&rxe->qp_xa, qpn);
+	if (entry && rxe_obj_get(&entry->obj))
+		qp = entry->qp;
 	rcu_read_unlock();
 	return qp;
 }
@@ -684,7 +695,7 @@ struct rxe_qp *rxe_qp_get(struct rxe_dev *rxe, u32 qpn)
  */
 void rxe_qp_put(struct rxe_qp *qp)
 {
-	rxe_obj_put(&qp->obj);
+	rxe_obj_put(&qp->entry->obj);
 }
 
 /**

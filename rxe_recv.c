@@ -10,8 +10,8 @@
  * was sent to (rxe_mcast.c), each QP checked as above, all but the last
  * taking a clone.
  *
- * The lookup and the enqueue happen under one RCU read-side section, and
- * QP destroy waits for a grace period after unpublishing the QP before it
+ * The lookup takes a reference on the QP (struct rxe_qp_entry), held
+ * until the packet is queued. QP destroy drains the references before it
  * purges the queues, so a queued packet never outlives its QP and needs
  * no reference of its own.
  */
@@ -185,9 +185,13 @@ static void rxe_recv_mcast(struct rxe_dev *rxe, struct sk_buff *skb)
 	mcg = rxe_mcast_lookup_rcu(rxe, skb);
 	for (i = 0; mcg && i < RXE_MCG_QPS; i++) {
 		qpn = READ_ONCE(mcg->qpn[i]);
-		qp = qpn ? xa_load(&rxe->qp_xa, qpn) : NULL;
-		if (!qp || !rxe_recv_qp_ok(qp, skb, true, &why))
+		qp = qpn ? rxe_qp_get(rxe, qpn) : NULL;
+		if (!qp)
 			continue;
+		if (!rxe_recv_qp_ok(qp, skb, true, &why)) {
+			rxe_qp_put(qp);
+			continue;
+		}
 		if (taker) {
 			copy = skb_clone(skb, GFP_ATOMIC);
 			if (copy) {
@@ -196,13 +200,16 @@ static void rxe_recv_mcast(struct rxe_dev *rxe, struct sk_buff *skb)
 				rxe_counter_inc(rxe, RXE_CNT_DROP_NOMEM);
 				trace_rxe_pkt_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
 			}
+			rxe_qp_put(taker);
 		}
 		taker = qp;
 	}
-	if (taker)
+	if (taker) {
 		rxe_recv_enqueue(rxe, taker, skb, true);
-	else
+		rxe_qp_put(taker);
+	} else {
 		rxe_recv_drop(rxe, skb, why);
+	}
 }
 
 /**
@@ -236,14 +243,14 @@ void rxe_recv_dispatch(struct rxe_dev *rxe, struct sk_buff *skb)
 		return;
 	}
 
-	qp = xa_load(&rxe->qp_xa, bth_qpn(bth));
+	qp = rxe_qp_get(rxe, bth_qpn(bth));
 	if (!qp) {
 		rxe_recv_drop(rxe, skb, RXE_CNT_DROP_QPN);
 		return;
 	}
-	if (!rxe_recv_qp_ok(qp, skb, request, &why)) {
+	if (rxe_recv_qp_ok(qp, skb, request, &why))
+		rxe_recv_enqueue(rxe, qp, skb, request);
+	else
 		rxe_recv_drop(rxe, skb, why);
-		return;
-	}
-	rxe_recv_enqueue(rxe, qp, skb, request);
+	rxe_qp_put(qp);
 }

@@ -312,7 +312,7 @@ static void rxe_resp_ack_idle(struct rxe_qp *qp)
 	}
 	if (test_and_set_bit_lock(RXE_ACK_LISTED, &qp->ack_flags))
 		return;		/* a round's end is coming for it */
-	if (!rxe_obj_get(&qp->obj)) {
+	if (!rxe_obj_get(&qp->entry->obj)) {
 		clear_bit_unlock(RXE_ACK_LISTED, &qp->ack_flags);
 		rxe_resp_flush_ack(qp);
 		return;

@@ -63,11 +63,13 @@ struct rxe_counters;
  * @active_mtu: RoCE MTU that fits the netdev MTU (IB_MTU_256..4096)
  * @port_active: the port state last announced with an event
  * @limit: count and cap of each object kind
- * @qp_xa: QPN to struct rxe_qp; readers use RCU, writers the xa_lock,
- *	taken only by verbs in process context: a plain spinlock, which
- *	an allocation may drop to sleep
- * @key_xa: MR/MW key index (key >> 8) to struct rxe_mr or struct rxe_mw;
- *	readers use RCU, writers the xa_lock, as for @qp_xa
+ * @qp_xa: QPN to the QP's struct rxe_qp_entry; readers use RCU and take
+ *	a reference through it, writers the xa_lock, taken only by verbs in
+ *	process context: a plain spinlock, which an allocation may drop to
+ *	sleep
+ * @key_xa: MR/MW key index (key >> 8) to struct rxe_mr or a window's
+ *	struct rxe_mw_key, both freed after a grace period; readers use RCU,
+ *	writers the xa_lock, as for @qp_xa
  * @ah_xa: ah_num to struct rxe_ah; readers copy the AH under the xa_lock
  *	(interrupts disabled), because ib_core frees an AH as soon as
  *	its destroy verb returns, from any context

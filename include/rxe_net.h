@@ -24,8 +24,9 @@
  * struct rxe_net_tx - a QP's share of the network stack
  * @ref: one for the QP until it is destroyed, one for each skb in the stack
  * @inflight: the QP's packets the stack still holds
- * @qp: the QP to wake when @inflight falls to RXE_INFLIGHT_SKBS_LOW, NULL
- *	once the QP is being destroyed; RCU, as the skb destructor reads it
+ * @entry: the QP to wake when @inflight falls to RXE_INFLIGHT_SKBS_LOW,
+ *	NULL once the QP is being destroyed; RCU, as the skb destructor
+ *	reads it, and takes a reference on the QP through it
  * @rcu: the last reference frees it after a grace period
  *
  * A netdev frees a sent skb when it likes: at the next transmission, on a
@@ -36,7 +37,7 @@
 struct rxe_net_tx {
 	refcount_t ref;
 	atomic_t inflight;
-	struct rxe_qp __rcu *qp;
+	struct rxe_qp_entry __rcu *entry;
 	struct rcu_head rcu;
 } __aligned(RXE_NET_TX_ALIGN);
 

@@ -10,8 +10,11 @@
 # SRQ, and a CQ overrun: CQ_ERR for the CQ, QP_FATAL for its QP. QPs
 # whose peer never answers leave the window to those that move data.
 # The memory of a process's CQs, QPs and SRQs charged to its memory
-# cgroup, and ENOMEM, not the OOM killer, over the cgroup's limit. Then
-# delete and unload with nothing left behind.
+# cgroup, and ENOMEM, not the OOM killer, over the cgroup's limit. A
+# process that exits holding 2000 QPs and 2000 memory windows waits for no
+# RCU grace period per object, and QPs destroyed with packets on their way
+# to them leave nothing behind. Then delete and unload with nothing left
+# behind.
 #
 # guests: 1
 # timeout: 240
@@ -36,6 +39,43 @@ memcg_run() {
 		sh "$MEMCG" "$REPO/selftests/py/memcg.py"
 }
 
+TRACE=/sys/kernel/tracing
+TEARDOWN_N=2000
+
+# Record each wait for an RCU grace period (ftrace's function tracer on
+# synchronize_rcu and its expedited twin), from when py/teardown.py turns
+# tracing on, with its objects made, to its exit.
+# shellcheck disable=SC2317 # called through check
+grace_trace_setup() {
+	mountpoint -q "$TRACE" || mount -t tracefs nodev "$TRACE" || return
+	echo 0 >"$TRACE/tracing_on" &&
+		echo nop >"$TRACE/current_tracer" &&
+		echo synchronize_rcu synchronize_rcu_expedited >"$TRACE/set_ftrace_filter" &&
+		echo function >"$TRACE/current_tracer" &&
+		echo >"$TRACE/trace"
+}
+
+# teardown_exit: run py/teardown.py; set TEARDOWN_S, how long its exit
+# took, and TEARDOWN_GPS, the grace periods waited meanwhile.
+# shellcheck disable=SC2317 # called through check
+teardown_exit() {
+	local out t0 t1
+
+	out=$(/usr/bin/python3 "$REPO/selftests/py/teardown.py" exit rxe0 \
+		"$TEARDOWN_N" "$TRACE/tracing_on") || return
+	t1=${EPOCHREALTIME/./}
+	echo 0 >"$TRACE/tracing_on"
+	echo "$out"
+	t0=$(sed -n 's/^exiting at \([0-9]*\)\.\([0-9]*\)$/\1\2/p' <<<"$out")
+	[ -n "$t0" ] || return
+	# t0 is in ms, t1 in us.
+	TEARDOWN_S=$(((t1 / 1000 - t0) / 1000)).$(((t1 / 1000 - t0) % 1000 / 100))
+	TEARDOWN_GPS=$(grep -v '^#' "$TRACE/trace" | grep -c 'synchronize_rcu') || true
+	echo nop >"$TRACE/current_tracer"
+	echo >"$TRACE/set_ftrace_filter"
+	echo "exit took ${TEARDOWN_S}s; grace periods waited: $TEARDOWN_GPS"
+}
+
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "pyverbs: objects, resize, events and bad calls (see checks.log)" \
@@ -49,6 +89,17 @@ check "pyverbs: QPs stalled on RNR NAKs or an absent peer do not shrink a health
 check "memory cgroup $MEMCG" memcg_setup
 check "pyverbs: rings charged to the creator's memory cgroup, ENOMEM over its limit (see checks.log)" \
 	memcg_run
+check "ftrace: record waits for an RCU grace period" grace_trace_setup
+check "pyverbs: a process exits holding $TEARDOWN_N QPs and $TEARDOWN_N MWs" \
+	teardown_exit
+info "its exit took ${TEARDOWN_S:-?} s and waited for ${TEARDOWN_GPS:-?} grace periods"
+# Each object waiting for one would be 4000, over a minute here.
+check "the exit waited for 2 RCU grace periods at most, not one per object" \
+	test "${TEARDOWN_GPS:-99999}" -le 2
+check "the exit took under 10 s" \
+	awk -v s="${TEARDOWN_S:-999}" 'BEGIN { exit !(s < 10) }'
+check "pyverbs: 100 rounds of two loopback QPs destroyed with packets in flight to both" \
+	/usr/bin/python3 "$REPO/selftests/py/teardown.py" race rxe0 100
 rxe_teardown rxe0
 
 finish

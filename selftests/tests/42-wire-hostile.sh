@@ -25,7 +25,8 @@
 # with a response missing (ours holds each until the READ is in, then
 # acts on it: sends again, fails the WRITE with the NAK's status, waits);
 # unsignaled WRITEs that asked for no ACK, then quiet (ours sends the last
-# one alone again, asking, not the whole tail).
+# one alone again, asking, not the whole tail); SENDs flooding 32 QPs
+# while they are destroyed one by one, taken before and dropped after.
 # Each class must move its named counter by exactly its count (ours; the
 # in-tree rxe has no drop counters, nor takes a FLUSH with a right ICRC),
 # the live connection must carry traffic afterwards, and both kernel logs

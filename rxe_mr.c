@@ -1149,10 +1149,12 @@ err_limit:
  * rxe_mw_dealloc() - the dealloc_mw verb
  * @ibmw: the MW; bound or not
  *
- * A lookup that found the window before it left the key table may still
- * take its lock: it finds it unbound and its key 0, which matches no key,
- * so neither an access nor a bind gets through. The key part is freed a
- * grace period later, which dealloc does not wait for.
+ * A lookup that found the window before it left the key table takes its
+ * lock before dealloc's, and is done as if dealloc came after it (an
+ * access keeps the MR by its own reference, a bind's MR is unbound here),
+ * or after, and finds it unbound with key 0, which matches no key. The
+ * key part is freed a grace period later, which dealloc does not wait
+ * for.
  *
  * Return: 0.
  */

@@ -310,7 +310,7 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
-	/* A packet may have found the QP; in RESET, it took nothing. */
+	/* A packet that found it has a reference; in RESET it queued none. */
 	xa_erase(&rxe->qp_xa, ibqp->qp_num);
 	rxe_obj_drain(&qp->entry->obj);
 err_net:

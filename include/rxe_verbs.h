@@ -708,8 +708,9 @@ struct rxe_resp {
  * ib_core frees a QP as soon as the destroy verb returns. What the QPN
  * table and the QP's skbs in the network stack point at is therefore this
  * entry, which the driver owns and frees with kfree_rcu(): a lookup under
- * RCU can always try for a reference, which fails once destroy has begun
- * to drain them. Destroy waits for the references to drain, not for a
+ * RCU can always try for a reference, which fails once the count has
+ * reached zero, the end of destroy's drain. Destroy waits for the
+ * references to drain, not for a
  * grace period, which would cost each QP 17 ms in a test guest and a
  * process exiting with 65536 of them twenty minutes.
  */

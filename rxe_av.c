@@ -155,7 +155,7 @@ int rxe_av_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	if (err)
 		return err;
 
-	err = rxe_limit_take(&rxe->limit[RXE_OBJ_AH], RXE_OBJ_AH);
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_AH], RXE_OBJ_AH, !!udata);
 	if (err)
 		return err;
 

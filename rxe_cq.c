@@ -39,7 +39,7 @@ int rxe_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	err = rxe_limit_take(&rxe->limit[RXE_OBJ_CQ], RXE_OBJ_CQ);
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_CQ], RXE_OBJ_CQ, !!udata);
 	if (err)
 		return err;
 

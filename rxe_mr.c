@@ -62,7 +62,7 @@ static struct rxe_mr *rxe_mr_new(struct ib_pd *ibpd, enum ib_mr_type type,
 	struct rxe_mr *mr;
 	int err;
 
-	err = rxe_limit_take(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR);
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_MR], RXE_OBJ_MR, user);
 	if (err)
 		return ERR_PTR(err);
 
@@ -1111,7 +1111,7 @@ int rxe_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 	u32 index;
 	int err;
 
-	err = rxe_limit_take(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW);
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_MW], RXE_OBJ_MW, true);
 	if (err)
 		return err;
 

@@ -90,16 +90,36 @@ void *rxe_obj_kvzalloc(size_t size, bool user)
 	return p ?: __vmalloc(size, rxe_obj_gfp(true) | __GFP_ZERO);
 }
 
+/*
+ * The kinds kernel consumers create as well as userspace. Of each, the
+ * last 1/2^RXE_LIMIT_KERNEL_SHIFT of the cap is theirs: one process that
+ * took every AH of the device would otherwise leave ib_cm none to answer
+ * a connection request with, every rdma_cm user's included, and one that
+ * took every PD, CQ or QP would keep NVMe-oF and NFS from reconnecting.
+ * Contexts and memory windows only userspace creates.
+ */
+#define RXE_LIMIT_KERNEL_KINDS	(BIT(RXE_OBJ_PD) | BIT(RXE_OBJ_AH) | \
+				 BIT(RXE_OBJ_CQ) | BIT(RXE_OBJ_SRQ) | \
+				 BIT(RXE_OBJ_QP) | BIT(RXE_OBJ_MR))
+#define RXE_LIMIT_KERNEL_SHIFT	3
+
 /**
  * rxe_limit_take() - account one more object of a kind against its cap
  * @limit: the device's limit for this kind
  * @type: the kind, for the module-wide count
+ * @user: the object is userspace's, which may not take the share of the
+ *	cap kept for kernel consumers
  *
- * Return: 0, or -ENOMEM when the device already holds @limit->max.
+ * Return: 0, or -ENOMEM when the device already holds @limit->max, or
+ * for @user, all but the kernel's share of it.
  */
-int rxe_limit_take(struct rxe_limit *limit, enum rxe_obj_type type)
+int rxe_limit_take(struct rxe_limit *limit, enum rxe_obj_type type, bool user)
 {
-	if (atomic_inc_return(&limit->count) > limit->max) {
+	u32 max = limit->max;
+
+	if (user && (RXE_LIMIT_KERNEL_KINDS & BIT(type)))
+		max -= max >> RXE_LIMIT_KERNEL_SHIFT;
+	if (atomic_inc_return(&limit->count) > max) {
 		atomic_dec(&limit->count);
 		return -ENOMEM;
 	}

@@ -249,7 +249,7 @@ int rxe_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		      udata->outlen < sizeof(struct rxe_create_qp_resp)))
 		return -EINVAL;
 
-	err = rxe_limit_take(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP);
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_QP], RXE_OBJ_QP, !!udata);
 	if (err)
 		return err;
 

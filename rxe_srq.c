@@ -57,7 +57,7 @@ int rxe_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	err = rxe_limit_take(&rxe->limit[RXE_OBJ_SRQ], RXE_OBJ_SRQ);
+	err = rxe_limit_take(&rxe->limit[RXE_OBJ_SRQ], RXE_OBJ_SRQ, !!udata);
 	if (err)
 		return err;
 

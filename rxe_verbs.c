@@ -96,7 +96,8 @@ static int rxe_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 {
 	struct rxe_dev *rxe = to_rxe_dev(uctx->device);
 
-	return rxe_limit_take(&rxe->limit[RXE_OBJ_UCONTEXT], RXE_OBJ_UCONTEXT);
+	return rxe_limit_take(&rxe->limit[RXE_OBJ_UCONTEXT], RXE_OBJ_UCONTEXT,
+			      true);
 }
 
 static void rxe_dealloc_ucontext(struct ib_ucontext *uctx)
@@ -110,7 +111,7 @@ static int rxe_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct rxe_dev *rxe = to_rxe_dev(ibpd->device);
 
-	return rxe_limit_take(&rxe->limit[RXE_OBJ_PD], RXE_OBJ_PD);
+	return rxe_limit_take(&rxe->limit[RXE_OBJ_PD], RXE_OBJ_PD, !!udata);
 }
 
 static int rxe_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)

@@ -80,7 +80,7 @@ static inline gfp_t rxe_obj_gfp(bool user)
 void rxe_obj_init(struct rxe_obj *obj);
 void *rxe_obj_kvzalloc(size_t size, bool user);
 void rxe_obj_drain(struct rxe_obj *obj);
-int rxe_limit_take(struct rxe_limit *limit, enum rxe_obj_type type);
+int rxe_limit_take(struct rxe_limit *limit, enum rxe_obj_type type, bool user);
 void rxe_limit_drop(struct rxe_limit *limit, enum rxe_obj_type type);
 const char *rxe_obj_name(enum rxe_obj_type type);
 int rxe_obj_live(enum rxe_obj_type type);

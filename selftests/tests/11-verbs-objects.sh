@@ -11,10 +11,10 @@
 # whose peer never answers leave the window to those that move data.
 # The memory of a process's CQs, QPs and SRQs charged to its memory
 # cgroup, and ENOMEM, not the OOM killer, over the cgroup's limit. A
-# process that exits holding 2000 QPs and 2000 memory windows waits for no
-# RCU grace period per object, and QPs destroyed with packets on their way
-# to them leave nothing behind. Then delete and unload with nothing left
-# behind.
+# process that holds all the AHs it may have (7/8 of the device's) leaves
+# ib_cm the rest: rping still connects. A process that exits holding 2000
+# QPs and 2000 memory windows waits for no RCU grace period per object.
+# Then delete and unload with nothing left behind.
 #
 # guests: 1
 # timeout: 240
@@ -89,6 +89,8 @@ check "pyverbs: QPs stalled on RNR NAKs or an absent peer do not shrink a health
 check "memory cgroup $MEMCG" memcg_setup
 check "pyverbs: rings charged to the creator's memory cgroup, ENOMEM over its limit (see checks.log)" \
 	memcg_run
+check "pyverbs: a process holding all the AHs it may have leaves rdma_cm the kernel's share (see checks.log)" \
+	/usr/bin/python3 "$REPO/selftests/py/reserve.py" rxe0 "$MY_IP"
 check "ftrace: record waits for an RCU grace period" grace_trace_setup
 check "pyverbs: a process exits holding $TEARDOWN_N QPs and $TEARDOWN_N MWs" \
 	teardown_exit

@@ -16,6 +16,7 @@
 #include "rxe_req.h"
 #include "rxe_post.h"
 #include "rxe_qp.h"
+#include "rxe_recv.h"
 #include "rxe_cq.h"
 #include "rxe_mr.h"
 #include "rxe_net.h"
@@ -1455,7 +1456,7 @@ static bool rxe_comp_flush(struct rxe_qp *qp)
 	unsigned int n;
 	u32 count;
 
-	skb_queue_purge(&qp->rsp_q);
+	rxe_recv_purge(qp, &qp->rsp_q);
 	hrtimer_try_to_cancel(&qp->comp.ack_timer);
 	hrtimer_try_to_cancel(&qp->comp.rnr_timer);
 	qp->comp.rnr_wait = false;
@@ -1504,7 +1505,7 @@ static bool rxe_comp_flush(struct rxe_qp *qp)
 /* Take the oldest queued response, if any; return whether there was one. */
 static bool rxe_comp_take(struct rxe_qp *qp)
 {
-	struct sk_buff *skb = skb_dequeue(&qp->rsp_q);
+	struct sk_buff *skb = rxe_recv_dequeue(qp, &qp->rsp_q);
 
 	if (!skb)
 		return false;
@@ -1572,7 +1573,7 @@ bool rxe_comp_run(struct rxe_qp *qp)
 	case IB_QPS_SQD:
 		break;
 	default:
-		skb_queue_purge(&qp->rsp_q);
+		rxe_recv_purge(qp, &qp->rsp_q);
 		return false;
 	}
 

@@ -261,6 +261,9 @@ void rxe_dev_dealloc(struct ib_device *ibdev)
 	n = atomic_read(&rxe->held_pkts);
 	if (n)
 		ibdev_err(ibdev, "%d packets still counted as held\n", n);
+	n = atomic_read(&rxe->queued_pkts);
+	if (n)
+		ibdev_err(ibdev, "%d packets still counted as queued\n", n);
 	/* Every QP detached from its groups when it was destroyed. */
 	if (rxe->nmcg)
 		ibdev_err(ibdev, "%u multicast groups leaked\n", rxe->nmcg);

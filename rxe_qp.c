@@ -16,6 +16,7 @@
 #include <rdma/restrack.h>
 
 #include "rxe_qp.h"
+#include "rxe_recv.h"
 #include "rxe_hdr.h"
 #include "rxe_av.h"
 #include "rxe_srq.h"
@@ -211,8 +212,8 @@ static int rxe_qp_map_rings(struct rxe_qp *qp, struct ib_udata *udata)
 /* Put the data path of a QP back to its state after creation. */
 static void rxe_qp_reset_engines(struct rxe_qp *qp)
 {
-	skb_queue_purge(&qp->req_q);
-	skb_queue_purge(&qp->rsp_q);
+	rxe_recv_purge(qp, &qp->req_q);
+	rxe_recv_purge(qp, &qp->rsp_q);
 	rxe_req_reset(qp);
 	rxe_comp_reset(qp);
 	rxe_resp_reset(qp);
@@ -652,8 +653,8 @@ int rxe_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	rxe_task_disable(&qp->recv_task);
 	rxe_comp_stop(qp);
 	rxe_obj_drain(&qp->entry->obj);
-	skb_queue_purge(&qp->req_q);
-	skb_queue_purge(&qp->rsp_q);
+	rxe_recv_purge(qp, &qp->req_q);
+	rxe_recv_purge(qp, &qp->rsp_q);
 
 	rxe_resp_cleanup(qp);
 	rxe_net_qp_cleanup(qp);

@@ -151,19 +151,59 @@ static bool rxe_recv_qp_ok(const struct rxe_qp *qp, struct sk_buff *skb,
 	return false;
 }
 
-/* Queue a packet the QP takes for its responder or completer. */
+/*
+ * Queue a packet the QP takes for its responder or completer, within the
+ * QP's and the device's budgets. Each packet queued is counted in
+ * rxe->queued_pkts until rxe_recv_dequeue() or rxe_recv_purge() takes it.
+ */
 static void rxe_recv_enqueue(struct rxe_dev *rxe, struct rxe_qp *qp,
 			     struct sk_buff *skb, bool request)
 {
 	struct sk_buff_head *q = request ? &qp->req_q : &qp->rsp_q;
 
-	if (skb_queue_len(q) >= RXE_RECV_QUEUE_MAX) {
-		rxe_recv_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
-		return;
+	if (skb_queue_len(q) >= RXE_RECV_QUEUE_MAX)
+		goto drop;
+	if (atomic_inc_return(&rxe->queued_pkts) > RXE_RECV_DEV_MAX) {
+		atomic_dec(&rxe->queued_pkts);
+		goto drop;
 	}
 	rxe_skb_pkt(skb)->qp = qp;
 	skb_queue_tail(q, skb);
 	rxe_task_run(request ? &qp->recv_task : &qp->send_task);
+	return;
+
+drop:
+	rxe_recv_drop(rxe, skb, RXE_CNT_DROP_NOMEM);
+}
+
+/**
+ * rxe_recv_dequeue() - take the next packet queued for a task of the QP
+ * @qp: the QP
+ * @q: its request or response queue
+ *
+ * Return: the packet, no longer counted against the device's budget, or
+ * NULL.
+ */
+struct sk_buff *rxe_recv_dequeue(struct rxe_qp *qp, struct sk_buff_head *q)
+{
+	struct sk_buff *skb = skb_dequeue(q);
+
+	if (skb)
+		atomic_dec(&rxe_qp_dev(qp)->queued_pkts);
+	return skb;
+}
+
+/**
+ * rxe_recv_purge() - drop every packet queued for a task of the QP
+ * @qp: the QP
+ * @q: its request or response queue
+ */
+void rxe_recv_purge(struct rxe_qp *qp, struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+
+	while ((skb = rxe_recv_dequeue(qp, q)))
+		kfree_skb(skb);
 }
 
 /*

@@ -24,6 +24,7 @@
 
 #include "rxe_resp.h"
 #include "rxe_qp.h"
+#include "rxe_recv.h"
 #include "rxe_cq.h"
 #include "rxe_mr.h"
 #include "rxe_net.h"
@@ -1307,7 +1308,7 @@ static struct sk_buff *rxe_resp_next(struct rxe_qp *qp)
 			rxe_net_consume(skb);
 		}
 	}
-	skb = skb_dequeue(&qp->req_q);
+	skb = rxe_recv_dequeue(qp, &qp->req_q);
 	if (skb)
 		qp->resp.from_held = false;
 	return skb;
@@ -1472,7 +1473,7 @@ static void rxe_resp_flush(struct rxe_qp *qp)
 	struct rxe_queue *q = &qp->rq.queue;
 	u32 n;
 
-	skb_queue_purge(&qp->req_q);
+	rxe_recv_purge(qp, &qp->req_q);
 	rxe_resp_drop_held(qp);
 	qp->resp.read = NULL;
 	qp->resp.ack_pending = false;
@@ -1537,7 +1538,7 @@ bool rxe_resp_run(struct rxe_qp *qp)
 		return false;
 	case IB_QPS_RESET:
 	case IB_QPS_INIT:
-		skb_queue_purge(&qp->req_q);
+		rxe_recv_purge(qp, &qp->req_q);
 		rxe_resp_drop_held(qp);
 		return false;
 	case IB_QPS_RTR:

@@ -81,6 +81,8 @@ struct rxe_counters;
  *	own: the fields around it are read per packet
  * @held_pkts: request packets its QPs keep past a gap, at most
  *	RXE_HOLD_DEV_MAX (rxe_resp.c)
+ * @queued_pkts: packets queued for its QPs' responders and completers,
+ *	at most RXE_RECV_DEV_MAX (rxe_recv.c)
  * @mcg_list: the multicast groups (struct rxe_mcg); readers use RCU,
  *	writers hold @mcg_mutex
  * @mcg_mutex: serialises attaching and detaching QPs; taken inside RTNL,
@@ -105,6 +107,7 @@ struct rxe_dev {
 	struct rxe_counters __percpu *counters;
 	atomic_t busy_qps ____cacheline_aligned_in_smp;
 	atomic_t held_pkts;
+	atomic_t queued_pkts;
 	struct list_head mcg_list;
 	struct mutex mcg_mutex; /* see above */
 	unsigned int nmcg;

@@ -13,7 +13,17 @@
 /* Packets a QP queues for one of its tasks before it drops more. */
 #define RXE_RECV_QUEUE_MAX	4096
 
+/*
+ * Packets all the QPs of a device queue, at most: a responder that cannot
+ * send (its READ responses wait for the netdev) stops taking requests,
+ * and a peer that keeps sending to many such QPs would otherwise pin
+ * RXE_RECV_QUEUE_MAX skbs on each, memory charged to nobody.
+ */
+#define RXE_RECV_DEV_MAX	32768
+
 /* rxe_recv.c APIs: */
 void rxe_recv_dispatch(struct rxe_dev *rxe, struct sk_buff *skb);
+struct sk_buff *rxe_recv_dequeue(struct rxe_qp *qp, struct sk_buff_head *q);
+void rxe_recv_purge(struct rxe_qp *qp, struct sk_buff_head *q);
 
 #endif /* RXE_RECV_H */

@@ -69,6 +69,13 @@ TARGET_PSN = 0x7FFFF0       # the target's first PSN on the live QP
 TARGET_VLAN = 100           # the target's eth0.100, up, with no address
 VICTIM_PSN = 0x100
 MR_SIZE = 1 << 16
+# What the netdev keeps of the target's RoCE packets in the budget phase.
+STICK_ROCE = ("tc qdisc replace dev eth0 root handle 1: prio && "
+              "tc qdisc add dev eth0 parent 1:3 handle 30: tbf rate 1kbit "
+              "burst 1600 limit 100000000 && "
+              "tc filter add dev eth0 parent 1: protocol ip prio 1 u32 "
+              "match ip protocol 17 0xff match ip dport 4791 0xffff "
+              "flowid 1:3")
 RECV_OFF, UD_OFF, READ_OFF, WRITE_OFF, GAP_OFF, ATOM_OFF = 0, 16 << 10, \
     32 << 10, 40 << 10, 44 << 10, 60 << 10
 STATE_NAMES = {0: "RESET", 1: "INIT", 2: "RTR", 3: "RTS", 4: "SQD",
@@ -127,7 +134,7 @@ def target(peer4, peer6, me4, me6):
     # pylint: disable=too-many-locals,too-many-branches,too-many-statements
     import peer as P
     from pyverbs.mr import MR
-    from rxelib import events_until_quiet, qp_state
+    from rxelib import driver_state, events_until_quiet, qp_state
     e = P.e
     ep = P.Endpoint(mr_size=MR_SIZE)
     ep.mr.write(pattern(5, 4096), 4096, READ_OFF)
@@ -198,6 +205,7 @@ def target(peer4, peer6, me4, me6):
 
     pending = []        # completions polled while waiting for another
     churn = []          # QPs to destroy under a flood
+    budget = []         # QPs whose READ responses the netdev keeps
     while True:
         msg = ctl.recv()
         cmd = msg["msg"]
@@ -320,6 +328,26 @@ def target(peer4, peer6, me4, me6):
                 time.sleep(msg["gap"])
             churn = []
             ctl.send(msg="churn_destroy")
+        elif cmd == "budget":
+            # RC QPs whose READ responses the netdev keeps: a 1 kbit/s
+            # tbf on eth0 for RoCE only (the control channel is TCP), so
+            # that requests queue behind the first READ of each.
+            subprocess.run(["sh", "-c", STICK_ROCE], check=True)
+            budget = [ep.qp("RC") for _ in range(msg["n"])]
+            for qp in budget:
+                ep.connect(qp, "RC", me4, peer4, DEAD_QPN, VICTIM_PSN, 0x10)
+            ctl.send(msg="budget", qpn=[qp.qp_num for qp in budget])
+        elif cmd == "budget_state":
+            queued = [int(driver_state("rxe0", qp.qp_num).get("req_queue", 0))
+                      for qp in budget]
+            ctl.send(msg="budget_state", queued=queued)
+        elif cmd == "budget_end":
+            for qp in budget:
+                qp.close()
+            budget = []
+            subprocess.run(["tc", "qdisc", "del", "dev", "eth0", "root"],
+                           check=True)
+            ctl.send(msg="budget_end")
         elif cmd == "bye":
             ctl.send(msg="bye")
             break
@@ -1476,6 +1504,46 @@ class Attacker:
               "(drop_unknown_qpn +%d)" % (taken, late),
               taken > 0 and late >= len(frames))
 
+    def budget(self):
+        """Requests that queue behind READ responses the netdev keeps:
+        the target's QPs may queue RXE_RECV_QUEUE_MAX each, and all of
+        them together RXE_RECV_DEV_MAX; the rest is dropped and counted
+        (drop_nomem). Without the device's budget, 9 QPs would pin
+        36864 skbs, and a peer with more QPs to flood, any number."""
+        if not self.ours:
+            return
+        n, per, dev_max = 9, 4600, 32768
+        qpns = self.ask("budget", n=n)["qpn"]
+        hw0, _ = self.counters()
+        # The same READ again and again: the first of each QP starts the
+        # responses that the netdev keeps, and the rest queue behind it
+        # unread; the QPs go before anything reads them.
+        frames = [self.frame(roce.bth(roce.OP["RC RDMA_READ_REQUEST"], q,
+                                      VICTIM_PSN) +
+                             roce.reth(self.addr, self.rkey, 65536))
+                  for q in qpns] * per
+        self.inject(frames, pace=0)
+        last, end = None, time.time() + 20
+        while time.time() < end:
+            queued = self.ask("budget_state")["queued"]
+            if queued == last:
+                break
+            last = queued
+            time.sleep(0.5)
+        hw1, _ = self.counters()
+        self.ask("budget_end")
+        total = sum(queued)
+        dropped = hw1.get("drop_nomem", 0) - hw0.get("drop_nomem", 0)
+        info("budget: %d READ requests injected at %d QPs; queued %s"
+             % (len(frames), n, queued))
+        check("budget: requests queued behind kept READ responses: %d on "
+              "%d QPs, at most %d for the device, and it was reached"
+              % (total, n, dev_max),
+              dev_max - n <= total <= dev_max,
+              "each QP queues at most 4096: %s" % queued)
+        check("budget: the requests past it dropped and counted "
+              "(drop_nomem +%d)" % dropped, dropped > 0)
+
     def settle_counters(self, hw0, name, n, timeout=8.0):
         """The target's counters once name grew by n, or stopped growing."""
         end, last = time.time() + timeout, None
@@ -2164,6 +2232,7 @@ class Attacker:
         self.fuzz()
         self.bad_icrc_flood()
         self.churn()
+        self.budget()
         self.live_check()
         if self.ours:
             n = self.counters()[0].get("held_expired", 0) - self.expired0

@@ -17,7 +17,9 @@
 # headed "# kernels: all" run again on each other kernel the module supports,
 # the kernels of RXE_ALSO_KSUITES (default bookworm-backports, 6.12; see
 # setup.sh), as "name@release", with a module built against its headers in
-# a scratch copy. Environment: RXE_IMPL=theirs runs the tests against the
+# a scratch copy; there, RXE_AGAIN=1 in the guests' environment tells a
+# test that it ran on the first kernel already. Environment:
+# RXE_IMPL=theirs runs the tests against the
 # kernel's own rdma_rxe (RXE_IMPL_A / RXE_IMPL_B per guest), RXE_KO another
 # module file, RXE_KABI / RXE_KSUITE another guest kernel, RXE_VM_* the
 # guests (see lib/vm.sh). Logs go to selftests/results/<timestamp>/ (and
@@ -271,7 +273,9 @@ other_kernel() {
 		[ ! -e "$results/build-$abi.log" ] || return 0
 		build_other "$abi" || return 0
 	fi
-	RXE_KO=$mods/rdma_rxe.ko RXE_KTEST_KO=$mods/rxe_ktest.ko run_tests "@$abi" "$@"
+	# RXE_AGAIN tells a test it already ran on the first kernel.
+	RXE_AGAIN=1 RXE_KO=$mods/rdma_rxe.ko RXE_KTEST_KO=$mods/rxe_ktest.ko \
+		run_tests "@$abi" "$@"
 }
 
 run_tests "" "${tests[@]}"

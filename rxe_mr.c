@@ -196,7 +196,7 @@ struct ib_mr *rxe_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!length)
 		return ERR_PTR(-EINVAL);
 
-	mr = rxe_mr_new(ibpd, IB_MR_TYPE_USER, access, udata);
+	mr = rxe_mr_new(ibpd, IB_MR_TYPE_USER, access, !!udata);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 

@@ -153,8 +153,11 @@ static bool rxe_recv_qp_ok(const struct rxe_qp *qp, struct sk_buff *skb,
 
 /*
  * Queue a packet the QP takes for its responder or completer, within the
- * QP's and the device's budgets. Each packet queued is counted in
- * rxe->queued_pkts until rxe_recv_dequeue() or rxe_recv_purge() takes it.
+ * QP's budget and, for a user QP, the device's. Each packet queued is
+ * counted in rxe->queued_pkts until rxe_recv_dequeue() or rxe_recv_purge()
+ * takes it. A kernel QP's packets count, but are never refused for the
+ * device's sake: QPs that a process stalled must not starve ib_cm's QP1
+ * or NVMe-oF's and NFS's QPs, as the object caps keep a share for them.
  */
 static void rxe_recv_enqueue(struct rxe_dev *rxe, struct rxe_qp *qp,
 			     struct sk_buff *skb, bool request)
@@ -163,7 +166,8 @@ static void rxe_recv_enqueue(struct rxe_dev *rxe, struct rxe_qp *qp,
 
 	if (skb_queue_len(q) >= RXE_RECV_QUEUE_MAX)
 		goto drop;
-	if (atomic_inc_return(&rxe->queued_pkts) > RXE_RECV_DEV_MAX) {
+	if (atomic_inc_return(&rxe->queued_pkts) > RXE_RECV_DEV_MAX &&
+	    qp->is_user) {
 		atomic_dec(&rxe->queued_pkts);
 		goto drop;
 	}
@@ -194,16 +198,24 @@ struct sk_buff *rxe_recv_dequeue(struct rxe_qp *qp, struct sk_buff_head *q)
 }
 
 /**
- * rxe_recv_purge() - drop every packet queued for a task of the QP
+ * rxe_recv_purge() - drop the packets queued for a task of the QP
  * @qp: the QP
  * @q: its request or response queue
+ *
+ * Takes the queue as it is in one go, so that packets that keep arriving
+ * meanwhile do not keep the caller here.
  */
 void rxe_recv_purge(struct rxe_qp *qp, struct sk_buff_head *q)
 {
-	struct sk_buff *skb;
+	struct sk_buff_head list;
+	unsigned long flags;
 
-	while ((skb = rxe_recv_dequeue(qp, q)))
-		kfree_skb(skb);
+	__skb_queue_head_init(&list);
+	spin_lock_irqsave(&q->lock, flags);
+	skb_queue_splice_init(q, &list);
+	spin_unlock_irqrestore(&q->lock, flags);
+	atomic_sub(skb_queue_len(&list), &rxe_qp_dev(qp)->queued_pkts);
+	__skb_queue_purge(&list);
 }
 
 /*

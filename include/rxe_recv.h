@@ -14,10 +14,12 @@
 #define RXE_RECV_QUEUE_MAX	4096
 
 /*
- * Packets all the QPs of a device queue, at most: a responder that cannot
- * send (its READ responses wait for the netdev) stops taking requests,
- * and a peer that keeps sending to many such QPs would otherwise pin
- * RXE_RECV_QUEUE_MAX skbs on each, memory charged to nobody.
+ * Packets all the QPs of a device queue, at most, as far as user QPs may
+ * add to them: a responder that cannot send (its READ responses wait for
+ * the netdev) stops taking requests, and a peer that keeps sending to many
+ * such QPs would otherwise pin RXE_RECV_QUEUE_MAX skbs on each of their
+ * queues, memory charged to nobody. Kernel QPs are not refused for it
+ * (rxe_recv_enqueue()).
  */
 #define RXE_RECV_DEV_MAX	32768
 

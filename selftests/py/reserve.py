@@ -13,6 +13,7 @@ rdma_cm to a server on this guest's own address.
 usage: reserve.py DEV IP
 """
 
+import re
 import subprocess
 import sys
 import time
@@ -45,7 +46,13 @@ check(f"a process gets {USER_MAX - 16} to {USER_MAX} AHs of the {CAP} "
 server = subprocess.Popen(["rping", "-s", "-a", IP, "-v", "-C", "3"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
-time.sleep(1)
+# The client must not come before the server listens (rping's port 7174).
+end = time.time() + 20
+while time.time() < end and not re.search(
+        r"state LISTEN .*:7174 ",
+        subprocess.run(["rdma", "res", "show", "cm_id"], capture_output=True,
+                       text=True, check=False).stdout):
+    time.sleep(0.1)
 client = subprocess.run(["timeout", "30", "rping", "-c", "-a", IP, "-v",
                          "-C", "3"], capture_output=True, text=True,
                         check=False)

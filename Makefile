@@ -31,30 +31,30 @@ SRCS = $(filter-out %.mod.c,$(wildcard *.c)) $(wildcard include/*.h)
 .PHONY: all debug ktest ktest-check check sparse w1 style kdoc symbols setup test demo bench install clean
 
 all:
-	$(KBUILD) modules
+	+$(KBUILD) modules
 
 debug:
-	$(KBUILD) RXE_DEBUG=y modules
+	+$(KBUILD) RXE_DEBUG=y modules
 
 ktest:
-	$(KTEST_KBUILD) modules
+	+$(KTEST_KBUILD) modules
 
 # The test module meets the driver's gates too: W=1 -Werror, sparse, checkpatch.
 ktest-check:
-	$(KTEST_KBUILD) clean >/dev/null
-	$(KTEST_KBUILD) W=1 KCFLAGS=-Werror modules
-	$(KTEST_KBUILD) clean >/dev/null
-	$(KTEST_KBUILD) C=2 CHECKFLAGS="-Wno-decl" modules 2>&1 | tee .sparse-ktest.log
+	+$(KTEST_KBUILD) clean >/dev/null
+	+$(KTEST_KBUILD) W=1 KCFLAGS=-Werror modules
+	+$(KTEST_KBUILD) clean >/dev/null
+	+$(KTEST_KBUILD) C=2 CHECKFLAGS="-Wno-decl" modules 2>&1 | tee .sparse-ktest.log
 	@! grep -E "warning|error" .sparse-ktest.log
 	@scripts/checkpatch.sh $(LINUX_SRC) $(KTEST_SRCS)
 
 w1:
-	$(KBUILD) clean >/dev/null
-	$(KBUILD) W=1 KCFLAGS=-Werror modules
+	+$(KBUILD) clean >/dev/null
+	+$(KBUILD) W=1 KCFLAGS=-Werror modules
 
 sparse:
-	$(KBUILD) clean >/dev/null
-	$(KBUILD) C=2 CHECKFLAGS="-Wno-decl" modules 2>&1 | tee .sparse.log
+	+$(KBUILD) clean >/dev/null
+	+$(KBUILD) C=2 CHECKFLAGS="-Wno-decl" modules 2>&1 | tee .sparse.log
 	@! grep -E "warning|error" .sparse.log
 
 style:
@@ -99,6 +99,6 @@ install: all
 	depmod -a $(KVER)
 
 clean:
-	$(KBUILD) clean
-	$(KTEST_KBUILD) clean
+	+$(KBUILD) clean
+	+$(KTEST_KBUILD) clean
 	rm -f .sparse.log .kdoc.log .sparse-ktest.log

@@ -148,6 +148,14 @@ build_other() {
 	return 1
 }
 
+# The C helpers the guests run, always: a check says when one is missing.
+start=$SECONDS
+if build_tools "$results/tools"; then
+	say "test helpers built ($((SECONDS - start))s)"
+else
+	say "test helpers: not all built, the checks that want them fail (logs: $rel/tools/)"
+fi
+
 if [ "$build" = 1 ]; then
 	start=$SECONDS
 	if build_module "$results/build.log"; then

@@ -48,6 +48,7 @@ trap 'exit 130' INT TERM
 kernel_prepare
 out=${out:-$SELFTESTS/results/vm-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
+build_tools "$out/tools" || say "vm: not all test helpers built (logs: $out/tools/)"
 start=$SECONDS
 rc=0
 VM_FOLLOW=1 vm_run "$out" "$n" "$timeout" "$script" || rc=$?

@@ -27,7 +27,12 @@ build_module() {
 		echo "no headers for $KVER in $kdir: run selftests/setup.sh" >"$log"
 		return 1
 	}
-	make -C "$REPO" KDIR="$kdir" all ktest >"$log" 2>&1
+	# One target at a time (a module's clean would reach into the other's
+	# folder), each with every CPU.
+	{
+		make -j"$(nproc)" -C "$REPO" KDIR="$kdir" all &&
+			make -j"$(nproc)" -C "$REPO" KDIR="$kdir" ktest
+	} >"$log" 2>&1
 }
 
 # The other kernels the module supports, for build_elsewhere: every
@@ -57,13 +62,53 @@ build_elsewhere() {
 		"$REPO"/scripts "$tmp/" &&
 		cp "$REPO"/selftests/ktest/Kbuild "$REPO"/selftests/ktest/*.c \
 			"$tmp/selftests/ktest/" &&
-		make -C "$tmp" KDIR="$kdir" RXE_VERSION="$ver" w1 ktest \
-			>"$log" 2>&1 || rc=1
+		{
+			make -j"$(nproc)" -C "$tmp" KDIR="$kdir" RXE_VERSION="$ver" w1 &&
+				make -j"$(nproc)" -C "$tmp" KDIR="$kdir" ktest
+		} >"$log" 2>&1 || rc=1
 	if [ "$rc" = 0 ] && [ -n "$keep" ]; then
 		mkdir -p "$keep" &&
 			cp "$tmp/rdma_rxe.ko" "$tmp/selftests/ktest/rxe_ktest.ko" "$keep/" || rc=1
 	fi
 	rm -rf "$tmp"
+	return "$rc"
+}
+
+# build_tools DIR: build the C helpers the guests run (selftests/lib/*.c)
+# on the host into DIR, each NAME with its compiler output in DIR/NAME.log,
+# and export RXE_TOOLS=DIR for the guests (lib/guest.sh: have_tool). A
+# guest's gcc takes 3-10 s a file under TCG; the host's, a fraction of
+# one. A helper that does not build is left out, and the check that wants
+# it fails with its log. Returns non-zero when any failed.
+build_tools() {
+	local dir=$1 lib=$SELFTESTS/lib hdr rc=0
+	local -a cc=(gcc -Wall -Wextra -Werror -O2)
+
+	mkdir -p "$dir" || return 1
+	export RXE_TOOLS=$dir
+	# _tool NAME ARGS...: cc ARGS... -o DIR/NAME.
+	_tool() {
+		local name=$1
+
+		shift
+		rm -f "$dir/$name"
+		"${cc[@]}" "$@" -o "$dir/$name" >"$dir/$name.log" 2>&1 || rc=1
+	}
+	_tool rxe-linger.so -shared -fPIC "$lib/rxe-linger.c" -ldl
+	_tool rxe-ring -pthread "$lib/rxe-ring.c" -l:libibverbs.so.1
+	_tool rxe-mcast "$lib/rxe-mcast.c" -l:libibverbs.so.1
+	# The FLUSH WQE (6.2 on) is in the newest uapi rdma_user_rxe.h among
+	# the installed kernel headers, whichever kernel a guest boots.
+	hdr=$(grep -l '} flush;' /usr/src/linux-headers-*/include/uapi/rdma/rdma_user_rxe.h 2>/dev/null |
+		sort -V | tail -n 1) || true
+	if [ -n "$hdr" ]; then
+		_tool rxe-flush -include "$hdr" "$lib/rxe-flush.c" -l:libibverbs.so.1
+	else
+		rm -f "$dir/rxe-flush"
+		echo "no kernel headers with a FLUSH send WQE (6.2+) in /usr/src: selftests/setup.sh installs 6.12's" >"$dir/rxe-flush.log"
+		rc=1
+	fi
+	unset -f _tool
 	return "$rc"
 }
 

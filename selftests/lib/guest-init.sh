@@ -38,16 +38,18 @@ mounted() {
 	return 1
 }
 
+# mnt ARGS... DIR: mount, unless DIR (a real path, as /proc/mounts has
+# it) is mounted already, as stage 1 leaves most.
 mnt() {
 	local dir=${*: -1}
 
 	[ -d "$dir" ] || mkdir -p "$dir"
-	# /lib is a symlink to usr/lib: /proc/mounts has the real path.
-	mounted "$(cd -P "$dir" && pwd -P)" || mount "$@" || log "mount $* failed"
+	mounted "$dir" || mount "$@" || log "mount $* failed"
 }
 
-guest=$(sed -n 's/.*rxetb\.guest=\([a-z]*\).*/\1/p' /proc/cmdline)
-guest=${guest:-a}
+read -r cmdline </proc/cmdline
+guest=a
+[[ $cmdline =~ rxetb\.guest=([a-z]+) ]] && guest=${BASH_REMATCH[1]}
 
 mnt -t proc proc /proc
 mnt -t sysfs sysfs /sys
@@ -56,7 +58,8 @@ mnt -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mnt -t tmpfs -o mode=1777 tmpfs /dev/shm
 mnt -t tmpfs -o mode=1777 tmpfs /tmp
 mnt -t tmpfs -o mode=0755 tmpfs /run
-mnt -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 modules /lib/modules
+# Named by its real path, as /proc/mounts has it: /lib is a symlink.
+mnt -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 modules /usr/lib/modules
 mounted /sys/kernel/config || modprobe configfs
 mnt -t configfs configfs /sys/kernel/config
 mnt -t debugfs debugfs /sys/kernel/debug
@@ -82,10 +85,12 @@ if [ "${RXE_IMPL:-ours}" = ours ]; then
 	echo "install rdma_rxe /bin/false" >/etc/modprobe.d/rxe-testbed.conf
 fi
 
-ip link set lo up
-ip link set eth0 up
-ip addr add "$MY_IP/24" dev eth0
-ip -6 addr add "$MY_IP6/64" dev eth0 nodad
+ip -force -batch - <<EOF
+link set lo up
+link set eth0 up
+addr add $MY_IP/24 dev eth0
+addr add $MY_IP6/64 dev eth0 nodad
+EOF
 # Carrier comes up asynchronously after "link set up".
 for _ in {1..50}; do
 	read -r state </sys/class/net/eth0/operstate
@@ -94,7 +99,8 @@ for _ in {1..50}; do
 done
 
 echo "rxe-testbed: guest $guest running $TEST" >/dev/kmsg
-log "guest $guest ($(uname -r)): running $TEST (timeout ${GUEST_TIMEOUT}s)"
+read -r release </proc/sys/kernel/osrelease
+log "guest $guest ($release): running $TEST (timeout ${GUEST_TIMEOUT}s)"
 
 if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
 	log "interactive shell; exit it to power off (the test is at \$TEST)"

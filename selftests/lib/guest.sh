@@ -19,6 +19,10 @@
 #   show cmd args...                 print "$ cmd" and all its output; must succeed
 #   fail "why"                       record a failure
 #   finish                           summary and exit status; call it last
+#   have_tool NAME                   $RXE_TOOLS/NAME, a helper of lib/*.c the
+#                                    host built, is there (else its log)
+#   host_check "what" cmd args...    cmd runs on the host once the guests are
+#                                    off, in $RESULTS/$GUEST; must succeed
 #
 # External commands run under `timeout $CHECK_TIMEOUT` (default 120 s);
 # shell functions run as they are.
@@ -205,6 +209,34 @@ fail() {
 # info "text": a comment line in the test log.
 info() {
 	echo "# $*"
+}
+
+# have_tool NAME: the host built test helper NAME into $RXE_TOOLS before
+# the guests booted (lib/common.sh: build_tools); if it could not, say why.
+have_tool() {
+	[ -e "${RXE_TOOLS:-}/$1" ] && return 0
+	if [ -z "${RXE_TOOLS:-}" ]; then
+		echo "RXE_TOOLS is not set: run the test through run.sh or vm.sh, which build the helpers"
+	else
+		echo "the host did not build $1; its compiler said:"
+		cat "$RXE_TOOLS/$1.log" 2>/dev/null || echo "(no $RXE_TOOLS/$1.log)"
+	fi
+	return 1
+}
+
+# host_check "what" cmd args...: a check that the host runs, at its own
+# speed, once the guests are off (lib/vm.sh: vm_host_checks), in this
+# guest's results folder: name the files there (capture_stop copies a
+# capture in) by their names alone. For judging captures with tools whose
+# start alone takes seconds under TCG (tshark, scapy): use the host's
+# /usr/bin/python3 (PATH may name another). It reports in test.log after
+# the guest's own checks, and fails the test like them.
+host_check() {
+	local what=$1
+
+	shift
+	printf '%s\t%s\n' "$what" "${*@Q}" >>"$_out/host-checks"
+	info "on the host, once the guests are off: $what"
 }
 
 # checks_log "text": a line in checks.log only, for whoever reads a failure.

@@ -13,8 +13,8 @@
 #   SERVER_IP6=1 pair ...  the client uses the server's IPv6 address
 #   SERVER_RE=RE pair ...  the server's output must match RE instead (empty:
 #                          the server only has to succeed)
-#   linger_build           build lib/rxe-linger.c into $LINGER, for RC
-#                          ping-pongs on a lossy link: pair ... env
+#   $LINGER                lib/rxe-linger.c, which the host built, for
+#                          RC ping-pongs on a lossy link: pair ... env
 #                          LD_PRELOAD="$LINGER" ibv_rc_pingpong ...
 #
 # Result lines of the tools, for REGEX:
@@ -31,11 +31,8 @@ _pairn=0
 # ibv_rc_pingpong has no end handshake: on a lossy link the side done
 # first may destroy its QP while the peer still retries a last SEND whose
 # ACK was lost. The shim keeps each QP a second longer (lib/rxe-linger.c).
-LINGER=/tmp/rxe-linger.so
-
-linger_build() {
-	gcc -shared -fPIC -o "$LINGER" "$REPO/selftests/lib/rxe-linger.c" -ldl
-}
+# shellcheck disable=SC2034 # for the tests that source this file
+LINGER=${RXE_TOOLS:-}/rxe-linger.so
 
 # Tools are started with `timeout`, so they must be programs, not shell
 # functions: perftest runs through $REPO/selftests/bin/rxe-perftest.

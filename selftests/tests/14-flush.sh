@@ -25,7 +25,7 @@
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
 
-FLUSH_BIN=/tmp/rxe-flush
+FLUSH_BIN=${RXE_TOOLS:-}/rxe-flush
 
 expect=no
 if kernel_has_mpe; then
@@ -33,31 +33,9 @@ if kernel_has_mpe; then
 fi
 info "kernel $(uname -r): FLUSH expected: $expect"
 
-# flush_build: lib/rxe-flush.c into $FLUSH_BIN, with the newest uapi
-# rdma_user_rxe.h among the installed kernel headers that has the FLUSH
-# WQE, whichever kernel the guest runs.
-# shellcheck disable=SC2317 # called through check
-flush_build() {
-	local hdr
-
-	hdr=$(grep -l '} flush;' /usr/src/linux-headers-*/include/uapi/rdma/rdma_user_rxe.h 2>/dev/null |
-		sort -V | tail -n 1) || true
-	if [ -z "$hdr" ]; then
-		echo "no kernel headers with a FLUSH send WQE (6.2+) in /usr/src"
-		return 1
-	fi
-	if [ ! -e /usr/include/infiniband/verbs.h ]; then
-		echo "no /usr/include/infiniband/verbs.h: libibverbs-dev is not installed on the host (selftests/setup.sh)"
-		return 1
-	fi
-	echo "uapi header: $hdr"
-	gcc -Wall -Wextra -Werror -O2 -include "$hdr" \
-		-o "$FLUSH_BIN" "$REPO/selftests/lib/rxe-flush.c" -l:libibverbs.so.1
-}
-
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
-check "build lib/rxe-flush.c (FLUSH WQEs written into the SQ ring)" flush_build
+check "lib/rxe-flush.c (FLUSH WQEs written into the SQ ring) was built" have_tool rxe-flush
 check "rxe-flush: FLUSH from userspace, expected $expect (see checks.log)" \
 	"$FLUSH_BIN" --expect "$expect"
 rxe_teardown rxe0

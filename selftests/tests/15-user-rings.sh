@@ -22,16 +22,10 @@
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
 
-RING_BIN=/tmp/rxe-ring
+RING_BIN=${RXE_TOOLS:-}/rxe-ring
 
 TRACE=/sys/kernel/tracing
 LONG_US=100000
-
-# shellcheck disable=SC2317 # called through check
-ring_build() {
-	gcc -Wall -Wextra -Werror -O2 -pthread -o "$RING_BIN" \
-		"$REPO/selftests/lib/rxe-ring.c" -l:libibverbs.so.1
-}
 
 # Record every run of a QP's task (rxe_task_do_run(): one stretch with
 # bottom halves off, in a doorbell's write() or a kworker) that lasts
@@ -65,7 +59,7 @@ long_runs_none() {
 
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
-check "build lib/rxe-ring.c" ring_build
+check "lib/rxe-ring.c was built" have_tool rxe-ring
 check "ftrace: time each run of a task (function_graph, tracing_thresh)" \
 	long_runs_start
 info "this guest has $(nproc) CPUs: the thread refills while the kernel flushes"

@@ -78,8 +78,8 @@ check "rping server on its own address on eth0.100" bg_wait rping-self
 
 if [ "$GUEST" = b ]; then
 	capture_stop "$cap"
-	check "every captured RoCEv2 frame is tagged VLAN 100, with a right ICRC and IPv6 UDP checksum" \
-		python3 "$REPO/selftests/py/vlan_check.py" "$cap" 100 1000
+	host_check "every captured RoCEv2 frame is tagged VLAN 100, with a right ICRC and IPv6 UDP checksum" \
+		/usr/bin/python3 "$REPO/selftests/py/vlan_check.py" "${cap##*/}" 100 1000
 fi
 
 info "counters: $(counters)"

@@ -30,7 +30,7 @@
 # shellcheck source=selftests/lib/wire.sh
 . "$REPO/selftests/lib/wire.sh"
 
-MCAST_BIN=/tmp/rxe-mcast
+MCAST_BIN=${RXE_TOOLS:-}/rxe-mcast
 
 check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
@@ -40,9 +40,7 @@ check_match "max_mcast_qp_attach 32" "max_mcast_qp_attach:[[:space:]]*32$" \
 	ibv_devinfo -d rxe0 -v
 
 if [ "$GUEST" = a ]; then
-	check "build lib/rxe-mcast.c" \
-		gcc -Wall -Wextra -Werror -O2 -o "$MCAST_BIN" \
-		"$REPO/selftests/lib/rxe-mcast.c" -l:libibverbs.so.1
+	check "lib/rxe-mcast.c was built" have_tool rxe-mcast
 	check "verbs, IPv4 group: replication, Q_Key, detach, limits (see checks.log)" \
 		"$MCAST_BIN" rxe0 eth0 "$MY_IP" 239.1.2.3 --limits
 	check "the process exited with a QP attached: eth0 left 239.1.2.3" \
@@ -60,8 +58,8 @@ if [ "$GUEST" = b ]; then
 	check "b left $group with mckey" sh -c "! ip maddr show dev eth0 | grep -qw $group"
 	capture_stop "$cap"
 	# rdma_cm's Q_Key for its UDP port space (RDMA_UDP_QKEY).
-	check "the datagrams on the wire, by roce.py and tshark (see checks.log)" \
-		python3 "$REPO/selftests/py/mcast_wire.py" "$cap" "$group" \
+	host_check "the datagrams on the wire, by roce.py and tshark (see checks.log)" \
+		/usr/bin/python3 "$REPO/selftests/py/mcast_wire.py" "${cap##*/}" "$group" \
 		"$PEER_IP" 20 0x01234567 "${TSHARK_OPTS[@]}"
 fi
 

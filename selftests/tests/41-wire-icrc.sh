@@ -6,7 +6,8 @@
 # both directions while perftest (RC SEND/WRITE/READ/atomic, UC, UD, IPv4
 # and IPv6, traffic classes, sizes that need every pad count) and the
 # pyverbs mix of 40-wire-dissect (every opcode, flow labels) run between
-# the guests. selftests/py/icrc_check.py then recomputes each ICRC per
+# the guests. On the host (host_check), selftests/py/icrc_check.py then
+# recomputes each ICRC per
 # the RoCEv2 annex A17.3.3 (roce.py), has scapy recompute the IPv4 ones,
 # and first proves on real packets that it notices any covered byte
 # changing and ignores the fields routers rewrite. On the receive side
@@ -103,8 +104,8 @@ check "barrier: traffic done" barrier traffic
 
 if [ "$GUEST" = b ]; then
 	capture_stop "$cap"
-	check "every captured ICRC is right (roce.py and scapy)" \
-		python3 "$REPO/selftests/py/icrc_check.py" "$cap" 300 "$RXE_IMPL"
+	host_check "every captured ICRC is right (roce.py and scapy)" \
+		/usr/bin/python3 "$REPO/selftests/py/icrc_check.py" "${cap##*/}" 300 "$RXE_IMPL"
 fi
 
 if [ "$RXE_IMPL" = ours ]; then

@@ -4,8 +4,9 @@
 # The body of the interop tests (22-interop-theirs-serves,
 # 23-interop-ours-serves): each guest loads the driver RXE_IMPL_A or
 # RXE_IMPL_B names for it, says which one it runs, and the two run the
-# whole list of 21-traffic-two against each other (on a second kernel,
-# without its size sweep and latency tools), then, where the
+# traffic list (traffic_list) against each other (on a second kernel,
+# without its size sweep and latency tools; in 23 without what 22 does
+# alike), then in 22, where the
 # kernel has the verb (6.2 on), RDMA ATOMIC WRITEs both ways with the
 # completions and the responder's memory checked (py/mpe_peer.py), then
 # a ping-pong, a WRITE stream and READs with every byte checked under 1%
@@ -38,8 +39,9 @@ traffic_list
 
 # RDMA ATOMIC WRITE (py/mpe_peer.py), where the kernel has the verb (6.2
 # on; both drivers serve it there): a as the requester towards b, then b
-# towards a, so that 22 and 23 together make each driver requester and
-# responder of it against the other. The requester judges its
+# towards a, so that each driver is requester and responder of it against
+# the other. 22 does; 23, which leaves the work both of them would do
+# alike to 22 (TRAFFIC_SYMMETRIC=0), does not. The requester judges its
 # completions and, over a TCP control channel on MPE_PORT, the
 # responder's memory.
 MPE_PORT=18610
@@ -59,7 +61,9 @@ mpe_way() {
 	fi
 }
 
-if kernel_has_mpe; then
+if [ "${TRAFFIC_SYMMETRIC:-1}" != 1 ]; then
+	info "ATOMIC WRITE both ways: in 22, with the same two drivers"
+elif kernel_has_mpe; then
 	mpe_way a
 	mpe_way b
 else

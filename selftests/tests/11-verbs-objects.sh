@@ -8,7 +8,8 @@
 # bind, access, the rkey checks and invalidation. Asynchronous QP events:
 # communication established in RTR, SQ drained, last WQE reached on an
 # SRQ, and a CQ overrun: CQ_ERR for the CQ, QP_FATAL for its QP. QPs
-# whose peer never answers leave the window to those that move data.
+# whose peer never answers leave the window to those that move data (on
+# the first kernel only).
 # The memory of a process's CQs, QPs and SRQs charged to its memory
 # cgroup, and ENOMEM, not the OOM killer, over the cgroup's limit. A
 # process that holds all the AHs it may have (7/8 of the device's) leaves
@@ -84,8 +85,12 @@ check "pyverbs: memory windows: bind, access, rkey checks, invalidation (see che
 	/usr/bin/python3 "$REPO/selftests/py/windows.py" rxe0
 check "pyverbs: QP events: COMM_EST once in RTR, SQ_DRAINED, LAST_WQE_REACHED on an SRQ, QP_FATAL on a full CQ (see checks.log)" \
 	/usr/bin/python3 "$REPO/selftests/py/events.py" rxe0
-check "pyverbs: QPs stalled on RNR NAKs or an absent peer do not shrink a healthy QP's window (see checks.log)" \
-	/usr/bin/python3 "$REPO/selftests/py/share.py" rxe0
+# How QPs share the window is the driver's alone, the same on every
+# kernel: not again on a second one (RXE_AGAIN).
+if [ "${RXE_AGAIN:-0}" != 1 ]; then
+	check "pyverbs: QPs stalled on RNR NAKs or an absent peer do not shrink a healthy QP's window (see checks.log)" \
+		/usr/bin/python3 "$REPO/selftests/py/share.py" rxe0
+fi
 check "memory cgroup $MEMCG" memcg_setup
 check "pyverbs: rings charged to the creator's memory cgroup, ENOMEM over its limit (see checks.log)" \
 	memcg_run

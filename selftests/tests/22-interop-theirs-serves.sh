@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Wire interoperability with the kernel's own rdma_rxe: the whole list of
-# 21-traffic-two (on 6.12 without its size sweep and latency tools)
+# Wire interoperability with the kernel's own rdma_rxe: the whole traffic
+# list (lib/traffic.sh; on 6.12 without its size sweep and latency tools)
 # with guest a (the server) running the kernel's in-tree rdma_rxe,
 # guest b (the client) ours. Each pair moves
 # data both ways (WRITE and SEND from the client, READ responses and

@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Wire interoperability with the kernel's own rdma_rxe: the whole list of
-# 21-traffic-two (on 6.12 without its size sweep and latency tools)
+# Wire interoperability with the kernel's own rdma_rxe: the traffic list
+# (lib/traffic.sh; on 6.12 without its size sweep and latency tools)
 # with guest a (the server) running ours, guest b (the client) the
 # kernel's in-tree rdma_rxe. Each pair moves
 # data both ways (WRITE and SEND from the client, READ responses and
 # atomics from the server), so 22 and 23 together make each driver
-# requester and responder against the other. On a kernel with RDMA ATOMIC
-# WRITE (6.2 on) each guest also posts ATOMIC WRITEs to the other, and
-# the requester checks the completions and the responder's memory byte
-# for byte (py/mpe_peer.py).
+# requester and responder against the other. What 22 does alike with the
+# same two drivers is left to it: the tools whose two sides do the same
+# work (the ping-pongs, write and send latency) and the ATOMIC WRITEs,
+# which 22 posts both ways.
 #
 # guests: 2
 # timeout: 480
@@ -18,5 +18,7 @@
 # kernels: all
 
 export RXE_IMPL_B=theirs
+# What 22 does alike (lib/traffic.sh, lib/interop.sh).
+TRAFFIC_SYMMETRIC=0
 # shellcheck source=selftests/lib/interop.sh
 . "$REPO/selftests/lib/interop.sh"

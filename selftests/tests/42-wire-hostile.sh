@@ -34,6 +34,10 @@
 # the live connection must carry traffic afterwards, and both kernel logs
 # must be clean.
 #
+# On a second kernel (RXE_AGAIN) only the classes the kernel has a part
+# in: opcodes, addresses, masked fields, demultiplexing, placement, the
+# churn and the budget; the driver's protocol alone ran on the first.
+#
 # RXE_FUZZ_SEED and RXE_FUZZ_N change the fuzz (default: seed 4791, 1500
 # packets).
 #

@@ -8,7 +8,8 @@
 #   make ktest           build selftests/ktest/rxe_ktest.ko, the kernel-verbs test
 #   make check           W=1, sparse, checkpatch --strict, kernel-doc, symbol prefix
 #                        (against every installed linux-headers-*-amd64)
-#   make setup           install everything the build and the tests need (apt)
+#   make setup           install everything the build, the tests and make check
+#                        need (apt)
 #   make test            run the guest test suite (selftests/run.sh)
 #   make demo            the main job: build, boot a guest, add rxe0, move traffic
 #   make bench           benchmark ours against the kernel's rdma_rxe in guests
@@ -82,7 +83,7 @@ check: style
 	@echo "check: all gates passed ($(words $(CHECK_KDIRS)) kernel trees)"
 
 setup:
-	selftests/setup.sh
+	selftests/setup.sh --check
 
 test:
 	selftests/run.sh

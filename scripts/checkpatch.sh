@@ -11,7 +11,7 @@ shift
 cp="$src/scripts/checkpatch.pl"
 if [ ! -x "$cp" ]; then
 	echo "checkpatch: $cp not found." >&2
-	echo "checkpatch: install linux-source-6.1 and unpack it, or pass LINUX_SRC=<tree>" >&2
+	echo "checkpatch: \`make setup\` installs linux-source-6.1 and unpacks it; or pass LINUX_SRC=<tree>" >&2
 	exit 1
 fi
 

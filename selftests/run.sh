@@ -236,8 +236,8 @@ run_tests() {
 		#   key was patched), before any module was loaded;
 		# - a test that runs the kernel's own rdma_rxe ("# reference:
 		#   theirs"): the 6.1 driver now and then hangs or fails a
-		#   transfer under TCG on its own (seen in CI in
-		#   02-theirs-smoke, where nothing of ours is loaded).
+		#   transfer under TCG on its own (seen in CI in the test
+		#   of it alone, where nothing of ours was loaded).
 		# The first failure is still printed in full and its logs
 		# kept in <test>.first/; a test of ours alone that ran is
 		# never run twice.

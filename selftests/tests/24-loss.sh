@@ -57,14 +57,14 @@ fi
 # ibv_rc_pingpong -c checks every byte that arrives.
 pair "1% loss: ibv_rc_pingpong -c, 64 KiB messages" "$PP_ROW" \
 	env LD_PRELOAD="$LINGER" ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 100
-pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 500 -F
-pair "1% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 500 -F
+pair "1% loss: ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -F
+pair "1% loss: ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 300 -F
 # rxe_ktest on b READs from a and checks every byte: the responses kept
 # past a gap must land where the ones asked for again would have.
 ktest_pair a kread-loss 4 "1% loss: READs of 64 KiB and 200003 B, every byte checked" \
 	ops=read count=20 size=65536,200003
-pair "1% loss: ib_send_bw 64 KiB" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -n 500 -F
-pair "1% loss: ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 500 -F
+pair "1% loss: ib_send_bw 64 KiB" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -n 300 -F
+pair "1% loss: ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 300 -F
 RPING_LOSSY=1 rping_pair "1% loss: rping -v, 20 rounds" 4
 if [ "$RXE_IMPL" = ours ]; then
 	check "retransmissions happened (completer_retry_err + retry_timeout grew)" \

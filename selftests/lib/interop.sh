@@ -5,8 +5,8 @@
 # 23-interop-ours-serves): each guest loads the driver RXE_IMPL_A or
 # RXE_IMPL_B names for it, says which one it runs, and the two run the
 # traffic list (traffic_list) against each other (on a second kernel,
-# without its size sweep and latency tools; in 23 without what 22 does
-# alike), then in 22, where the
+# one case of each path; in 23 without what 22 shows for both ways),
+# then in 22, where the
 # kernel has the verb (6.2 on), RDMA ATOMIC WRITEs both ways with the
 # completions and the responder's memory checked (py/mpe_peer.py), then
 # a ping-pong, a WRITE stream and READs with every byte checked under 1%
@@ -28,11 +28,11 @@ check_match "this guest runs $RXE_IMPL" "$([ "$RXE_IMPL" = ours ] && echo out-of
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both guests" barrier up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
-# On the second kernel (6.12), the list without the size sweep and the
-# latency tools: the same wire cases again, ~45 s less (TRAFFIC_BRIEF).
+# On the second kernel (6.12), one case of each path (TRAFFIC_BRIEF): the
+# first kernel ran the whole list against its in-tree driver.
 if [ "${RXE_AGAIN:-0}" = 1 ]; then
 	TRAFFIC_BRIEF=1
-	info "brief list on this kernel: the size sweep and latency tools ran on the first"
+	info "brief list on this kernel: one case of each path; the whole list ran on the first"
 fi
 traffic_list
 [ "$RXE_IMPL" = theirs ] || info "counters: $(counters)"
@@ -41,7 +41,7 @@ traffic_list
 # on; both drivers serve it there): a as the requester towards b, then b
 # towards a, so that each driver is requester and responder of it against
 # the other. 22 does; 23, which leaves the work both of them would do
-# alike to 22 (TRAFFIC_SYMMETRIC=0), does not. The requester judges its
+# alike to 22 (TRAFFIC_SWAPPED=1), does not. The requester judges its
 # completions and, over a TCP control channel on MPE_PORT, the
 # responder's memory.
 MPE_PORT=18610
@@ -61,7 +61,7 @@ mpe_way() {
 	fi
 }
 
-if [ "${TRAFFIC_SYMMETRIC:-1}" != 1 ]; then
+if [ "${TRAFFIC_SWAPPED:-0}" = 1 ]; then
 	info "ATOMIC WRITE both ways: in 22, with the same two drivers"
 elif kernel_has_mpe; then
 	mpe_way a

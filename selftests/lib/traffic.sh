@@ -237,44 +237,56 @@ stacked_rxe_up() {
 # traffic_list: the list of applications, each as a server/client
 # pair (see pair): the verbs pingpongs with their buffers validated, every
 # perftest family, rdma_cm (perftest -R and rping) over IPv4 and IPv6, and
-# between two guests rdma_cm multicast (mckey). With TRAFFIC_BRIEF=1, not
-# the SEND of every size from 2 B to 8 MiB nor the three latency tools,
-# whose packets the other cases already carry: a list run again on
-# another kernel, where each case costs its ~5 s of start-up again, or
-# ours with ours (21), where 22 and 23 run them with ours in each role
-# against the in-tree driver. With
-# TRAFFIC_SYMMETRIC=0, not the tools whose two sides do the same work
-# (the four ping-pongs, ib_write_lat and ib_send_lat): for a list whose
-# other run has the two drivers the other way round (23 and 22).
+# between two guests rdma_cm multicast (mckey). Two knobs leave out what
+# another run shows already:
+#   TRAFFIC_BRIEF=1    one case of each path: the RC ping-pong (its data
+#                      checked), RC WRITE, READ and atomics, UD, rdma_cm
+#                      over both families, multicast; not the other
+#                      ping-pongs, UC, SEND over the IPv6 GID, the SEND of
+#                      every size from 2 B to 8 MiB nor the latency tools.
+#                      For a run on another kernel, where each case costs
+#                      its ~5 s of start-up again, and for ours with ours
+#                      (21), where 22 and 23 run the whole list with ours
+#                      in each role against the in-tree driver.
+#   TRAFFIC_SWAPPED=1  the list with the two drivers the other way round
+#                      from a run before (23 after 22): not the tools whose
+#                      two sides do the same work (the ping-pongs, write and
+#                      send latency), nor the size sweep, whose sending side
+#                      the first run judged and whose receiving side ours
+#                      shows with ours sending (20, 26).
 traffic_list() {
-	local g6 sym=${TRAFFIC_SYMMETRIC:-1}
+	local g6 full=1 first=1
 
+	[ "${TRAFFIC_BRIEF:-0}" != 1 ] || full=0
+	[ "${TRAFFIC_SWAPPED:-0}" != 1 ] || first=0
 	g6=$(gid_index "$MY_IP6")
-	if [ "$sym" = 1 ]; then
+	[ "$first" != 1 ] ||
 		pair "ibv_rc_pingpong -c" "$PP_ROW" ibv_rc_pingpong -d rxe0 -g 1 -c -n 200
+	if [ "$first$full" = 11 ]; then
 		pair "ibv_uc_pingpong -c" "$PP_ROW" ibv_uc_pingpong -d rxe0 -g 1 -c -n 200
 		pair "ibv_ud_pingpong -c" "$PP_ROW" ibv_ud_pingpong -d rxe0 -g 1 -c -n 200 -s 1024
 		pair "ibv_srq_pingpong -c" "$PP_ROW" ibv_srq_pingpong -d rxe0 -g 1 -c -n 200
 	fi
 	pair "ib_write_bw 64 KiB" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -F
 	pair "ib_read_bw 64 KiB" "$BW_ROW" rxe-perftest ib_read_bw -d rxe0 -x 1 -n 300 -F
-	[ "${TRAFFIC_BRIEF:-0}" = 1 ] ||
+	[ "$first$full" != 11 ] ||
 		pair "ib_send_bw 2 B to 8 MiB" "^ *8388608 +[0-9]+" rxe-perftest ib_send_bw -d rxe0 -x 1 -a -n 5 -F
 	pair "ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 300 -F
-	pair "ib_write_bw -c UC" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -c UC -F
+	[ "$full" != 1 ] ||
+		pair "ib_write_bw -c UC" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -c UC -F
 	# UD has no retry: one datagram the wire drops (a slow guest overruns
 	# the host's socket between the QEMUs) would leave a server counting
 	# to -n forever, so both sides send and count for 2 seconds instead.
 	pair "ib_send_bw -c UD" "$UD_ROW" rxe-perftest ib_send_bw -d rxe0 -x 1 -D 2 -c UD -s 1024 -F
 	pair "ib_write_bw -R (rdma_cm)" "$BW_ROW" --cm rxe-perftest ib_write_bw -d rxe0 -R -n 300 -F
-	if [ "${TRAFFIC_BRIEF:-0}" != 1 ]; then
-		[ "$sym" != 1 ] ||
+	if [ "$full" = 1 ]; then
+		[ "$first" != 1 ] ||
 			pair "ib_write_lat" "$LAT_ROW" rxe-perftest ib_write_lat -d rxe0 -x 1 -n 300 -F
 		SERVER_RE='' pair "ib_read_lat" "$LAT_ROW" rxe-perftest ib_read_lat -d rxe0 -x 1 -n 300 -F
-		[ "$sym" != 1 ] ||
+		[ "$first" != 1 ] ||
 			pair "ib_send_lat" "$LAT_ROW" rxe-perftest ib_send_lat -d rxe0 -x 1 -n 300 -F
+		pair "ib_send_bw over the IPv6 GID ($g6)" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x "$g6" -n 300 -F
 	fi
-	pair "ib_send_bw over the IPv6 GID ($g6)" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x "$g6" -n 300 -F
 	rping_pair "rping -v, 20 rounds" 4
 	rping_pair "rping -v over IPv6, 20 rounds" 6
 	[ "$NGUESTS" = 1 ] ||

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Real applications between two guests on one Ethernet link, our driver on
-# both: the verbs pingpongs with validated buffers, every perftest family,
-# rdma_cm over IPv4 and IPv6. Guest a serves, guest b connects. The SEND
-# size sweep and the latency tools run in 22 and 23 only.
+# both, one case of each path (the whole list runs in 22 and 23 against
+# the in-tree driver): the RC ping-pong with its buffers validated, RC
+# WRITE, READ and atomics, UD, rdma_cm over IPv4 and IPv6, multicast.
+# Guest a serves, guest b connects.
 #
 #   rxe-a: rxe0/eth0 10.11.0.1 <--- one link ---> rxe-b: rxe0/eth0 10.11.0.2
 #
@@ -20,9 +21,9 @@ check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both guests" barrier up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
-# Without the size sweep and the latency tools: 22 and 23 run them with
-# ours in each role against theirs, which judges our packets better than
-# ours does (TRAFFIC_BRIEF, lib/traffic.sh).
+# One case of each path: 22 and 23 run the whole list with ours in each
+# role against theirs, which judges our packets better than ours does
+# (TRAFFIC_BRIEF, lib/traffic.sh).
 TRAFFIC_BRIEF=1
 traffic_list
 info "counters: $(counters)"

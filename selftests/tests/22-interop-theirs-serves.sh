@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Wire interoperability with the kernel's own rdma_rxe: the whole traffic
-# list (lib/traffic.sh; on 6.12 without its size sweep and latency tools)
+# list (lib/traffic.sh; on 6.12 one case of each path)
 # with guest a (the server) running the kernel's in-tree rdma_rxe,
 # guest b (the client) ours. Each pair moves
 # data both ways (WRITE and SEND from the client, READ responses and

@@ -146,6 +146,9 @@ vm_start() {
 	# AML of each interrupt link the virtio devices use took 0.3 s to
 	# run under TCG, 0.6 s of every boot.
 	cmdline+=" pci=noacpi"
+	# No self-test of every crypto algorithm the kernel registers (0.3 s
+	# of a boot under TCG): the ICRC the tests need is judged on the wire.
+	cmdline+=" cryptomgr.notests"
 	cmdline+="${RXE_VM_APPEND:+ $RXE_VM_APPEND}"
 	if [ "${RXE_VM_SHELL:-0}" = 1 ]; then
 		console=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$out/console.log"

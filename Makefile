@@ -29,6 +29,10 @@ KTEST_SRCS = selftests/ktest/rxe_ktest.c
 
 SRCS = $(filter-out %.mod.c,$(wildcard *.c)) $(wildcard include/*.h)
 
+# This file's targets one at a time, even under -j (several clean and
+# build the same folders); the '+' recipes hand -j on to kbuild.
+.NOTPARALLEL:
+
 .PHONY: all debug ktest ktest-check check sparse w1 style kdoc symbols setup test demo bench install clean
 
 all:

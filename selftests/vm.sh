@@ -48,7 +48,10 @@ trap 'exit 130' INT TERM
 kernel_prepare
 out=${out:-$SELFTESTS/results/vm-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
-build_tools "$out/tools" || say "vm: not all test helpers built (logs: $out/tools/)"
+# The helpers go where the guests see them: the host's root, not a /tmp
+# (the guests have their own) or a path relative to here.
+build_tools "$SELFTESTS/results/vm-tools" ||
+	say "vm: not all test helpers built (logs: $SELFTESTS/results/vm-tools/)"
 start=$SECONDS
 rc=0
 VM_FOLLOW=1 vm_run "$out" "$n" "$timeout" "$script" || rc=$?

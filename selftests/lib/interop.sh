@@ -61,13 +61,13 @@ mpe_way() {
 	fi
 }
 
-if [ "${TRAFFIC_SWAPPED:-0}" = 1 ]; then
+if ! kernel_has_mpe; then
+	info "ATOMIC WRITE not run: kernel $(uname -r) has no such verb (6.2 on)"
+elif [ "${TRAFFIC_SWAPPED:-0}" = 1 ]; then
 	info "ATOMIC WRITE both ways: in 22, with the same two drivers"
-elif kernel_has_mpe; then
+else
 	mpe_way a
 	mpe_way b
-else
-	info "ATOMIC WRITE not run: kernel $(uname -r) has no such verb (6.2 on)"
 fi
 
 # Both ways under 1% loss (nftables on both guests' eth0): ours keeps the

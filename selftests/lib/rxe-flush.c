@@ -24,8 +24,10 @@
  * Prints "ok - what" or "not ok - what: why" per check and "# N failed";
  * exits 1 when any check failed.
  *
- * Build (in the guest; the uapi header of a 6.2+ kernel):
- *	gcc -Wall -Wextra -O2 -include .../uapi/rdma/rdma_user_rxe.h \
+ * Built on the host before the guests boot (build_tools, lib/common.sh),
+ * with the uapi header of a 6.2+ kernel:
+ *	gcc -Wall -Wextra -Werror -O2 \
+ *		-include .../uapi/rdma/rdma_user_rxe.h \
  *		-o rxe-flush rxe-flush.c -l:libibverbs.so.1
  */
 #define _GNU_SOURCE

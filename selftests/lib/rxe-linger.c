@@ -12,8 +12,8 @@
  * keeps its QP until the peer is done; this gives the ping-pong the same,
  * so that a retry that runs out in the test is the driver's.
  *
- * Built in the guest by the test that uses it:
- *	gcc -shared -fPIC -o rxe-linger.so rxe-linger.c -ldl
+ * Built on the host before the guests boot (build_tools, lib/common.sh):
+ *	gcc -Wall -Wextra -Werror -O2 -shared -fPIC rxe-linger.c -ldl
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -16,7 +16,7 @@
  * "not ok - what: why" per check and "# N failed"; exits 1 when any check
  * failed.
  *
- * Build (in the guest): gcc -Wall -Wextra -O2 -o rxe-mcast rxe-mcast.c
+ * Built on the host before the guests boot (build_tools, lib/common.sh).
  *	-l:libibverbs.so.1
  */
 #define _GNU_SOURCE

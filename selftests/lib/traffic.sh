@@ -240,14 +240,15 @@ stacked_rxe_up() {
 # between two guests rdma_cm multicast (mckey). Two knobs leave out what
 # another run shows already:
 #   TRAFFIC_BRIEF=1    one case of each path: the RC ping-pong (its data
-#                      checked), RC WRITE, READ and atomics, UD, rdma_cm
-#                      over both families, multicast; not the other
-#                      ping-pongs, UC, SEND over the IPv6 GID, the SEND of
+#                      checked), RC WRITE, READ and atomics, UC, UD,
+#                      SEND over the IPv6 GID, rdma_cm over both families,
+#                      multicast; not the other ping-pongs, the SEND of
 #                      every size from 2 B to 8 MiB nor the latency tools.
 #                      For a run on another kernel, where each case costs
 #                      its ~5 s of start-up again, and for ours with ours
-#                      (21), where 22 and 23 run the whole list with ours
-#                      in each role against the in-tree driver.
+#                      (21), where 22 (the whole list) and 23 (its swapped
+#                      part) run them with ours in each role against the
+#                      in-tree driver.
 #   TRAFFIC_SWAPPED=1  the list with the two drivers the other way round
 #                      from a run before (23 after 22): not the tools whose
 #                      two sides do the same work (the ping-pongs, write and
@@ -272,8 +273,7 @@ traffic_list() {
 	[ "$first$full" != 11 ] ||
 		pair "ib_send_bw 2 B to 8 MiB" "^ *8388608 +[0-9]+" rxe-perftest ib_send_bw -d rxe0 -x 1 -a -n 5 -F
 	pair "ib_atomic_bw" "$BW_ROW" rxe-perftest ib_atomic_bw -d rxe0 -x 1 -n 300 -F
-	[ "$full" != 1 ] ||
-		pair "ib_write_bw -c UC" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -c UC -F
+	pair "ib_write_bw -c UC" "$BW_ROW" rxe-perftest ib_write_bw -d rxe0 -x 1 -n 300 -c UC -F
 	# UD has no retry: one datagram the wire drops (a slow guest overruns
 	# the host's socket between the QEMUs) would leave a server counting
 	# to -n forever, so both sides send and count for 2 seconds instead.
@@ -285,8 +285,8 @@ traffic_list() {
 		SERVER_RE='' pair "ib_read_lat" "$LAT_ROW" rxe-perftest ib_read_lat -d rxe0 -x 1 -n 300 -F
 		[ "$first" != 1 ] ||
 			pair "ib_send_lat" "$LAT_ROW" rxe-perftest ib_send_lat -d rxe0 -x 1 -n 300 -F
-		pair "ib_send_bw over the IPv6 GID ($g6)" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x "$g6" -n 300 -F
 	fi
+	pair "ib_send_bw over the IPv6 GID ($g6)" "$BW_ROW" rxe-perftest ib_send_bw -d rxe0 -x "$g6" -n 300 -F
 	rping_pair "rping -v, 20 rounds" 4
 	rping_pair "rping -v over IPv6, 20 rounds" 6
 	[ "$NGUESTS" = 1 ] ||

@@ -14,7 +14,9 @@
 #   OUT/g/checks.log   the full output of every check (lib/guest.sh)
 #   OUT/g/failed       descriptions of the failed checks, one a line
 #   OUT/g/dmesg.log    the kernel log at the end of the test
-#   OUT/g/status       the test's exit status
+#   OUT/g/status       the test's exit status (1 if a host check failed)
+#   OUT/g/host-checks  the checks the guest left for the host (host_check),
+#                      which vm_run runs once the guests are off
 #   OUT/g/qemu.log     QEMU's own messages
 #
 # returns 0 when every guest's script exited 0, and otherwise sets
@@ -184,13 +186,15 @@ vm_start() {
 # vm_host_checks DIR: run the checks a guest left in DIR/host-checks
 # (lib/guest.sh: host_check), each in DIR under a timeout. Each adds "ok -
 # what (host)" or "not ok - what (host)" with the end of its output to
-# DIR/test.log and its whole output to DIR/checks.log; a failed one goes
-# to DIR/failed and turns the guest's status 0 into 1.
+# DIR/test.log and its whole output to DIR/checks.log, and a last line
+# "# host: N checks, M failed" follows them; a failed one goes to
+# DIR/failed and turns the guest's status 0 into 1.
 vm_host_checks() {
-	local dir=$1 what cmd rc failed=0 log=$1/host-check.out
+	local dir=$1 what cmd rc n=0 failed=0 log=$1/host-check.out
 
 	while IFS=$'\t' read -r what cmd; do
 		rc=0
+		n=$((n + 1))
 		(cd "$dir" && eval "timeout -k 5 300 $cmd") >"$log" 2>&1 </dev/null || rc=$?
 		if [ "$rc" = 0 ]; then
 			echo "ok - $what (host)" >>"$dir/test.log"
@@ -203,12 +207,13 @@ vm_host_checks() {
 			} >>"$dir/test.log"
 			echo "=== not ok - $what (host: exit $rc)" >>"$dir/checks.log"
 			echo "$what (host)" >>"$dir/failed"
-			failed=1
+			failed=$((failed + 1))
 		fi
 		cat "$log" >>"$dir/checks.log"
 	done <"$dir/host-checks"
 	rm -f "$log"
-	if [ "$failed" = 1 ] && [ "$(cat "$dir/status")" = 0 ]; then
+	echo "# host: $n checks, $failed failed" >>"$dir/test.log"
+	if [ "$failed" != 0 ] && [ "$(cat "$dir/status")" = 0 ]; then
 		echo 1 >"$dir/status"
 	fi
 	return 0

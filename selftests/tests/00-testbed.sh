@@ -8,6 +8,8 @@
 # unload. Proves the bed can run RDMA traffic and is the reference the
 # tests of our driver are judged against (one boot for both: a boot is
 # about 10 s of a test's time).
+# As a "reference: theirs" test it runs once more when it fails, the
+# bed's own checks with it: they load nothing of ours.
 #
 # guests: 1
 # timeout: 300

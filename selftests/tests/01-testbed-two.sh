@@ -6,6 +6,8 @@
 # Then the kernel's in-tree rdma_rxe on both, whatever RXE_IMPL says:
 # ib_write_bw and ibv_rc_pingpong across the link, b serving, a
 # connecting. The reference for the two-guest tests of our driver.
+# As a "reference: theirs" test it runs once more when it fails, the
+# bed's own checks with it: they load nothing of ours.
 #
 # guests: 2
 # timeout: 420

@@ -14,9 +14,9 @@
 #
 # Debian 12's rdma-core 44 cannot post a FLUSH (its rxe provider has no
 # wr_flush), so lib/rxe-flush.c writes the send WQE into the SQ ring by
-# hand, as rdma-core 45 and later do: it is built here against the uapi
-# rdma_user_rxe.h of a 6.2+ kernel's headers (setup.sh installs 6.12's)
-# and libibverbs-dev's headers.
+# hand, as rdma-core 45 and later do: the host builds it (build_tools,
+# lib/common.sh) against the uapi rdma_user_rxe.h of a 6.2+ kernel's
+# headers (setup.sh installs 6.12's) and libibverbs-dev's headers.
 #
 # guests: 1
 # timeout: 240

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Real applications between two guests on one Ethernet link, our driver on
-# both, one case of each path (the whole list runs in 22 and 23 against
-# the in-tree driver): the RC ping-pong with its buffers validated, RC
-# WRITE, READ and atomics, UD, rdma_cm over IPv4 and IPv6, multicast.
+# both, one case of each path (22 and 23 run the rest with ours in each
+# role against the in-tree driver): the RC ping-pong with its buffers
+# validated, RC WRITE, READ and atomics, UC, UD, SEND over the IPv6 GID,
+# rdma_cm over IPv4 and IPv6, multicast.
 # Guest a serves, guest b connects.
 #
 #   rxe-a: rxe0/eth0 10.11.0.1 <--- one link ---> rxe-b: rxe0/eth0 10.11.0.2
@@ -21,8 +22,8 @@ check "load rdma_rxe ($RXE_IMPL)" load_rxe
 check "add rxe0 on eth0" rxe_add rxe0 eth0
 check "barrier: rxe0 is up on both guests" barrier up
 check "ping $PEER_IP" ping -c 2 -i 0.2 -w 20 "$PEER_IP"
-# One case of each path: 22 and 23 run the whole list with ours in each
-# role against theirs, which judges our packets better than ours does
+# One case of each path: 22 and 23 run the rest with ours in each role
+# against theirs, which judges our packets better than ours does
 # (TRAFFIC_BRIEF, lib/traffic.sh).
 TRAFFIC_BRIEF=1
 traffic_list

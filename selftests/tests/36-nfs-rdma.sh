@@ -3,8 +3,9 @@
 #
 # A second kernel consumer: NFS over RDMA. Guest b runs the kernel's NFS
 # server on a tmpfs, NFSv4.2 only, listening on RDMA port 20049 (svcrdma);
-# guest a mounts it with proto=rdma (xprtrdma), writes 16 MiB of a known
-# pattern, reads it back past its page cache and compares, writes many
+# guest a mounts it with proto=rdma (xprtrdma), writes 16 MiB (4 on a
+# second kernel) of a known pattern, reads it back past its page cache
+# and compares, writes many
 # small files, and unmounts. The server checks that its tmpfs holds the
 # same bytes. Then both stop NFS and unload rpcrdma before `rdma link
 # delete`: the ULP's hold on the device must let go.
